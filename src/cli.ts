@@ -1,0 +1,158 @@
+/**
+ * `meerkat start | migrate | token create …` (CONTRACT.md, "Running it"). Exit codes: 0 done,
+ * 1 failure at run time, 64 usage error, 78 a setting refused.
+ */
+import { parseArgs } from 'node:util';
+import { LogHub, stderrSink, errorAttrs } from './log/logger.ts';
+import { loadSettings, SettingsError, type Settings } from './settings/settings.ts';
+import { startGateway, type Gateway } from './gateway.ts';
+import { openStore, migrate } from './store/orm.ts';
+import { mintToken, TOKEN_KINDS, type TokenKind } from './core/tokens/mint.ts';
+import { Account } from './store/entities.ts';
+import { VERSION } from './version.ts';
+
+const USAGE = `usage:
+  meerkat start                      run the gateway (settings from GATEWAY_* variables)
+  meerkat migrate                    bring the database schema up to date
+  meerkat token create --name NAME --kind admin|schedules [--account NAME] [--routes a,b] [--roles r1,r2]
+                                     mint a token and print it once
+  meerkat version`;
+
+class UsageError extends Error {}
+
+function settingsOrExit(): Settings {
+  try {
+    return loadSettings();
+  } catch (err) {
+    if (err instanceof SettingsError) {
+      process.stderr.write(`meerkat: ${err.message}\n`);
+      process.exit(78);
+    }
+    throw err;
+  }
+}
+
+async function start(): Promise<void> {
+  const settings = settingsOrExit();
+  const hub = new LogHub(settings.logLevel);
+  hub.addSink(stderrSink(settings.logFormat));
+  const log = hub.logger();
+  // Signals are taken before the boot so a SIGTERM during start-up still stops cleanly: the
+  // gateway finishes starting (cleanup after a partial start is its own job), then stops.
+  let signals = 0;
+  let gateway: Promise<Gateway> | undefined;
+  const stop = (signal: string) => {
+    signals++;
+    if (signals > 1) {
+      log.warn('second signal: exiting without waiting', { signal });
+      process.exit(1);
+    }
+    log.info('signal received', { signal });
+    void (gateway ?? Promise.reject(new Error('not started')))
+      .then((gw) => gw.stop())
+      .then(() => process.exit(0), (err: unknown) => {
+        log.error('stop failed', errorAttrs(err));
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  gateway = startGateway(settings, {
+    hub,
+    onRootPassword: (pw) => process.stderr.write(
+      `\nmeerkat: the account "root" was created with the password:\n\n    ${pw}\n\n` +
+      'It is shown this once. Sign in to the console and change it, or set GATEWAY_ROOT_PASSWORD before the first start.\n\n'),
+  });
+  try {
+    await gateway;
+  } catch (err) {
+    log.error('gateway could not start', errorAttrs(err));
+    process.exit(1);
+  }
+}
+
+async function withStore<T>(fn: (store: Awaited<ReturnType<typeof openStore>>) => Promise<T>): Promise<T> {
+  const settings = settingsOrExit();
+  const store = await openStore({ dataDir: settings.dataDir, databaseUrl: settings.databaseUrl });
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+function list(value: string | undefined): string[] | undefined {
+  return value === undefined ? undefined : value.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+async function tokenCreate(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      name: { type: 'string' }, kind: { type: 'string' }, account: { type: 'string' },
+      routes: { type: 'string' }, roles: { type: 'string' },
+    },
+    strict: true,
+  });
+  const name = values.name?.trim();
+  if (!name || name.length > 200) throw new UsageError('--name is required (at most 200 characters)');
+  const kind = values.kind as TokenKind | undefined;
+  if (!kind || !(['admin', 'schedules'] as readonly string[]).includes(kind)) {
+    throw new UsageError(`--kind must be admin or schedules (personal tokens are minted for an account in the console); kinds known: ${TOKEN_KINDS.join(', ')}`);
+  }
+  if (kind === 'admin' && (values.routes || values.roles)) throw new UsageError('--routes and --roles are the perimeter of a schedules token; an admin token has none');
+  const minted = await withStore(async (store) => {
+    await migrate(store);
+    let account: string | null = null;
+    if (kind === 'admin') {
+      const who = values.account ?? 'root';
+      const row = await store.em().findOne(Account, { name: who });
+      if (!row) throw new UsageError(`no account named "${who}"; an admin token acts as an account (--account NAME)`);
+      account = row.id;
+    }
+    return mintToken(store.em(), {
+      name, kind, account,
+      routes: kind === 'schedules' ? list(values.routes) ?? ['*'] : null,
+      roles: kind === 'schedules' ? list(values.roles) ?? [] : null,
+    }, Date.now());
+  });
+  process.stderr.write(`meerkat: ${minted.kind} token "${minted.name}" created (id ${minted.id}); it is printed once:\n`);
+  process.stdout.write(minted.token + '\n');
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'start':
+    case undefined:
+      return start();
+    case 'migrate': {
+      const applied = await withStore((store) => migrate(store));
+      process.stderr.write(applied.length ? `meerkat: applied ${applied.join(', ')}\n` : 'meerkat: the schema is up to date\n');
+      return;
+    }
+    case 'token':
+      if (rest[0] !== 'create') throw new UsageError('the token command is: token create --name NAME --kind admin|schedules');
+      return tokenCreate(rest.slice(1));
+    case 'version':
+    case '--version':
+      process.stdout.write(VERSION + '\n');
+      return;
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(USAGE + '\n');
+      return;
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    process.stderr.write(`meerkat: ${(err as Error).message}\n${USAGE}\n`);
+    process.exit(64);
+  }
+  process.stderr.write(`meerkat: ${(err as Error).message ?? String(err)}\n`);
+  process.exit(1);
+});

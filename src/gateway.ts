@@ -1,0 +1,152 @@
+/**
+ * Boot and stop of one gateway node: settings → store → actors → planes; stop in reverse order.
+ * Cleanup works after a partial start: whatever started is stopped when a later step fails.
+ */
+import { createClock, ManualClock } from './clock/clock.ts';
+import type { LogHub } from './log/logger.ts';
+import type { PlaneName, Settings } from './settings/settings.ts';
+import { openStore, migrate, type StoreOptions } from './store/orm.ts';
+import { ensureRoot } from './core/accounts/root.ts';
+import { loadMasterKey } from './core/vault/master-key.ts';
+import { createTaskPool, type TaskPool } from './workers/pool.ts';
+import { ConfigClient } from './actors/config/client.ts';
+import { openUwsDoor, type Door } from './http/uws-door.ts';
+import type { ExchangeHandler } from './http/exchange.ts';
+import { sendFailure } from './http/respond.ts';
+import type { GatewayContext, Readiness } from './planes/context.ts';
+import { dataPlane } from './planes/data/plane.ts';
+import { controlPlane } from './planes/control/plane.ts';
+import { internalPlane } from './planes/internal/plane.ts';
+import { VERSION } from './version.ts';
+
+export interface Gateway {
+  readonly ctx: GatewayContext;
+  readonly doors: readonly Door[];
+  readonly config: ConfigClient;
+  /** `http://host:port` of a plane's plain door. */
+  url(plane: PlaneName): string;
+  /** Stops accepting, drains requests in flight, stops the actors. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  readonly hub: LogHub;
+  /** Told once when a password was generated for root (printed to standard error by main). */
+  readonly onRootPassword?: (password: string) => void;
+}
+
+export async function startGateway(settings: Settings, opts: StartOptions): Promise<Gateway> {
+  const log = opts.hub.logger();
+  for (const w of settings.warnings) log.warn(w);
+  const clock = createClock(settings.clock);
+  const storeOptions: StoreOptions = { dataDir: settings.dataDir, databaseUrl: settings.databaseUrl };
+  const cleanups: Array<() => Promise<void>> = [];
+  let draining = false;
+
+  const cleanup = async () => {
+    for (const fn of cleanups.splice(0).reverse()) {
+      try {
+        await fn();
+      } catch (err) {
+        log.warn('cleanup step failed', { error: String(err) });
+      }
+    }
+  };
+
+  try {
+    const pool: TaskPool = createTaskPool(log);
+    cleanups.push(() => pool.close());
+
+    // Schema and first-start seeding happen before any actor opens the store.
+    const store = await openStore(storeOptions);
+    try {
+      const applied = await migrate(store);
+      if (applied.length) log.info('database migrated', { driver: store.driver, applied: applied.join(',') });
+      const root = await ensureRoot(store, (pw) => pool.hashPassword(pw), settings.rootPassword, clock.now());
+      if (root.created) log.info('root account created', { generatedPassword: root.generatedPassword !== undefined });
+      if (root.generatedPassword) opts.onRootPassword?.(root.generatedPassword);
+    } finally {
+      await store.close();
+    }
+    loadMasterKey(settings.vaultKey, settings.dataDir, settings.databaseUrl !== undefined, log);
+
+    const config = new ConfigClient({ store: storeOptions, log, clock });
+    cleanups.push(() => config.stop());
+    await config.start();
+    const actors = [config.host];
+
+    const readiness = async (): Promise<Readiness> => {
+      let database: Readiness['database'] = 'ok';
+      try {
+        await Promise.race([
+          config.call('ping', null),
+          new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref()),
+        ]);
+      } catch {
+        database = 'unreachable';
+      }
+      const states = Object.fromEntries(actors.map((a) => [a.name, a.state]));
+      return { ready: database === 'ok' && actors.every((a) => a.state === 'ready'), database, actors: states };
+    };
+
+    const ctx: GatewayContext = {
+      settings, version: VERSION, hub: opts.hub, log, clock, config, pool,
+      draining: () => draining,
+      readiness,
+      ...(clock instanceof ManualClock
+        ? {
+            advanceClock: async (ms: number) => {
+              const now = clock.advance(ms);
+              await Promise.all(actors.map((a) => a.syncClock(now)));
+              return now;
+            },
+          }
+        : {}),
+    };
+
+    const handlers: Record<PlaneName, ExchangeHandler> = {
+      data: dataPlane(ctx),
+      control: controlPlane(ctx),
+      internal: internalPlane(ctx),
+    };
+    const doors: Door[] = [];
+    cleanups.push(async () => { for (const d of doors) d.close(); });
+    for (const plane of ['data', 'control', 'internal'] as const) {
+      const at = settings.listen[plane];
+      doors.push(openUwsDoor({
+        plane, host: at.host, port: at.port, clock, handler: handlers[plane],
+        onError: (err, ex) => sendFailure(ex, err, log),
+      }));
+    }
+    for (const d of doors) log.info('listening', { plane: d.plane, protocol: d.protocol, address: d.address });
+    log.info('gateway started', { version: VERSION, node: settings.nodeName, database: settings.databaseUrl ? 'postgresql' : 'sqlite', clock: clock.kind });
+
+    let stopping: Promise<void> | undefined;
+    return {
+      ctx,
+      doors,
+      config,
+      url: (plane) => {
+        const d = doors.find((x) => x.plane === plane)!;
+        const host = d.address.replace(/:\d+$/, '').replace(/^0\.0\.0\.0$/, '127.0.0.1').replace(/^\[::\]$/, '[::1]');
+        return `http://${host}:${d.port}`;
+      },
+      stop: () => {
+        stopping ??= (async () => {
+          draining = true;
+          log.info('stopping: no new connections; draining requests in flight', { inFlight: doors.reduce((n, d) => n + d.inFlight, 0) });
+          for (const d of doors) d.stopAccepting();
+          await Promise.all(doors.map((d) => d.drain(settings.drainTimeoutMs)));
+          const left = doors.reduce((n, d) => n + d.inFlight, 0);
+          if (left > 0) log.warn('drain timeout: closing requests still in flight', { inFlight: left });
+          await cleanup();
+          log.info('gateway stopped');
+        })();
+        return stopping;
+      },
+    };
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * The one error table: every refusal the gateway gives, with its status and the sentence a person
+ * reads. `detail` may be replaced per use with a more precise sentence; the code never changes.
+ * docs/errors.md lists every code (a test fails when one is missing).
+ */
+interface ErrorDef {
+  readonly status: number;
+  readonly title: string;
+  readonly detail: string;
+}
+
+export const ERRORS = {
+  'not-found': { status: 404, title: 'Not found', detail: 'Nothing is served at this address on this plane.' },
+  'route.unknown': { status: 404, title: 'No route', detail: 'No route of this gateway matches this request.' },
+  'method-not-allowed': { status: 405, title: 'Method not allowed', detail: 'This address does not accept this method.' },
+  'path.invalid': { status: 400, title: 'Invalid path', detail: 'The request path is not valid percent-encoded text.' },
+  'body.invalid-json': { status: 400, title: 'Invalid JSON', detail: 'The request body is not valid JSON.' },
+  'body.too-large': { status: 413, title: 'Body too large', detail: 'The request body is larger than this endpoint accepts.' },
+  'body.media-type': { status: 415, title: 'Unsupported media type', detail: 'Send the body as application/json.' },
+  'field.invalid': { status: 400, title: 'Invalid field', detail: 'A field of the request is not valid.' },
+  'unauthenticated': { status: 401, title: 'Not signed in', detail: 'This address needs a valid token or console session.' },
+  'signin.refused': { status: 401, title: 'Sign-in refused', detail: 'The name or the password is not right.' },
+  'signin.locked': { status: 429, title: 'Too many attempts', detail: 'Too many failed sign-ins for this name; wait a few minutes and try again.' },
+  'origin-mismatch': { status: 403, title: 'Origin refused', detail: 'A console request that changes something must come from the console\'s own origin.' },
+  'capability': { status: 403, title: 'Not allowed', detail: 'Your account does not hold the capability this action needs.' },
+  'tokens-only': { status: 403, title: 'Tokens only', detail: 'The internal plane answers API tokens only; a browser session is refused here.' },
+  'token-kind': { status: 403, title: 'Wrong kind of token', detail: 'This kind of token does not open this plane.' },
+  'wrong-plane': { status: 403, title: 'Wrong plane', detail: 'This action is not served on this plane.' },
+  'licensed-edition': { status: 403, title: 'Licensed edition', detail: 'This feature belongs to the licensed edition.' },
+  'in-flight': { status: 409, title: 'Run in flight', detail: 'A run of this schedule is in flight; try again when it has finished.' },
+  'actor.unavailable': { status: 503, title: 'Temporarily unavailable', detail: 'A part of the gateway is restarting; try again in a moment.' },
+  'not-ready': { status: 503, title: 'Not ready', detail: 'The gateway is not ready to serve.' },
+  'draining': { status: 503, title: 'Stopping', detail: 'This gateway is stopping; send the request to another node.' },
+  'internal': { status: 500, title: 'Internal error', detail: 'The gateway failed to answer this request; its operational log has the details.' },
+} as const satisfies Record<string, ErrorDef>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** A refusal to answer as problem+json. Throw it from a handler, or build one and send it. */
+export class GatewayError extends Error {
+  override readonly name = 'GatewayError';
+  readonly status: number;
+  readonly detail: string;
+
+  constructor(
+    readonly code: ErrorCode,
+    detail?: string,
+    readonly field?: string,
+    /** Extra members of the problem document (for example `retryAfter`). */
+    readonly extra?: Readonly<Record<string, unknown>>,
+  ) {
+    super(detail ?? ERRORS[code].detail);
+    this.status = ERRORS[code].status;
+    this.detail = detail ?? ERRORS[code].detail;
+  }
+}
+
+/** A 400 that names the field at fault. */
+export function invalidField(field: string, sentence: string): GatewayError {
+  return new GatewayError('field.invalid', sentence, field);
+}
+
+export interface Problem {
+  readonly type: string;
+  readonly title: string;
+  readonly status: number;
+  readonly detail: string;
+  readonly code: string;
+  readonly field?: string;
+  readonly [extra: string]: unknown;
+}
+
+/** RFC 9457 document for a refusal. */
+export function problemOf(err: GatewayError): Problem {
+  return {
+    type: `urn:meerkat:problem:${err.code}`,
+    title: ERRORS[err.code].title,
+    status: err.status,
+    detail: err.detail,
+    code: err.code,
+    ...(err.field !== undefined ? { field: err.field } : {}),
+    ...err.extra,
+  };
+}

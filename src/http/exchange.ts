@@ -1,0 +1,46 @@
+import type { PlaneName } from '../settings/settings.ts';
+
+export type OutgoingHeaders = Readonly<Record<string, string | readonly string[]>>;
+
+/**
+ * One request and its answer, independent of the door it came through: the uWS plain doors and
+ * the node:tls HTTPS doors both build an Exchange, so the plane handlers serve both.
+ */
+export interface Exchange {
+  readonly plane: PlaneName;
+  /** Upper-case method. */
+  readonly method: string;
+  /** Path as received, still percent-encoded. */
+  readonly path: string;
+  /** Query string without the `?`. */
+  readonly query: string;
+  /** Lower-case names; repeated headers joined with ", " (cookies with "; "). */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly remoteAddress: string;
+  readonly secure: boolean;
+  /** Clock time the request arrived. */
+  readonly receivedAt: number;
+  readonly aborted: boolean;
+  readonly responded: boolean;
+  /** Runs once when the client goes away before the answer ended. */
+  onAbort(fn: () => void): void;
+  /** The whole body, refused with `body.too-large` past `limit` bytes. */
+  readBody(limit: number): Promise<Buffer>;
+  /** The body as it arrives, for streaming it on without holding it whole. */
+  bodyStream(): AsyncIterable<Uint8Array>;
+  /** Sends a complete answer. */
+  send(status: number, headers: OutgoingHeaders, body?: string | Uint8Array): void;
+  /** Starts a streamed answer; follow with write() and end(). */
+  writeHead(status: number, headers: OutgoingHeaders): void;
+  /** Writes a chunk; resolves when more may be written (back-pressure). */
+  write(chunk: Uint8Array): Promise<void>;
+  end(chunk?: Uint8Array): void;
+}
+
+export type ExchangeHandler = (ex: Exchange) => void | Promise<void>;
+
+/** Headers that describe one connection and never travel past the gateway (RFC 9110 7.6.1). */
+export const HOP_BY_HOP = new Set([
+  'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade',
+  'proxy-authenticate', 'proxy-authorization',
+]);

@@ -1,0 +1,84 @@
+import type { Logger } from '../log/logger.ts';
+import { GatewayError, problemOf } from './errors.ts';
+import type { Exchange, OutgoingHeaders } from './exchange.ts';
+import type { ApiReply, Router, RequestContext, RouteDoc } from './router.ts';
+
+const API_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' } as const;
+/** API bodies are small; a larger one is refused before it is read. */
+export const API_BODY_LIMIT = 1024 * 1024;
+
+export function sendJson(ex: Exchange, status: number, body: unknown, headers: OutgoingHeaders = {}): void {
+  const payload = status === 204 || body === undefined ? undefined : JSON.stringify(body);
+  ex.send(status, {
+    ...API_HEADERS,
+    ...(payload !== undefined ? { 'content-type': 'application/json; charset=utf-8' } : {}),
+    ...headers,
+  }, ex.method === 'HEAD' ? undefined : payload);
+}
+
+export function sendProblem(ex: Exchange, err: GatewayError, headers: OutgoingHeaders = {}): void {
+  const extra: Record<string, string | readonly string[]> = { ...headers };
+  const retry = err.extra?.retryAfter;
+  if (typeof retry === 'number') extra['retry-after'] = String(retry);
+  ex.send(err.status, {
+    ...API_HEADERS,
+    'content-type': 'application/problem+json; charset=utf-8',
+    ...extra,
+  }, ex.method === 'HEAD' ? undefined : JSON.stringify(problemOf(err)));
+}
+
+/** Anything thrown that is not a refusal is our bug: log it whole, tell the caller little. */
+export function sendFailure(ex: Exchange, err: unknown, log: Logger): void {
+  if (err instanceof GatewayError) {
+    sendProblem(ex, err);
+    return;
+  }
+  log.error('request failed', {
+    plane: ex.plane, method: ex.method, path: ex.path,
+    error: err instanceof Error ? err.stack ?? err.message : String(err),
+  });
+  if (!ex.responded) sendProblem(ex, new GatewayError('internal'));
+}
+
+/** Reads a JSON body: refuses another media type, malformed JSON and oversized bodies. */
+export async function readJson(ex: Exchange, limit = API_BODY_LIMIT): Promise<unknown> {
+  const raw = await ex.readBody(limit);
+  if (raw.length === 0) return undefined;
+  const type = (ex.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json' && !type.endsWith('+json')) {
+    throw new GatewayError('body.media-type', `Send the body as application/json (got "${type || 'no content type'}").`);
+  }
+  try {
+    return JSON.parse(raw.toString('utf8')) as unknown;
+  } catch (err) {
+    throw new GatewayError('body.invalid-json', `The request body is not valid JSON: ${(err as Error).message}.`);
+  }
+}
+
+/**
+ * Routes an exchange through `router`: 405 answered here, and false when nothing matches so the
+ * plane can answer its own 404. `authenticate` sees the route's doc (who may call it).
+ */
+export async function serveApi<P>(router: Router<P>, ex: Exchange, authenticate: (doc: RouteDoc) => P | Promise<P>): Promise<boolean> {
+  const match = router.match(ex.method, ex.path);
+  if (match.kind === 'none') return false;
+  if (match.kind === 'method') {
+    const allowed = [...new Set(match.allowed.includes('GET') ? [...match.allowed, 'HEAD'] : match.allowed)];
+    sendProblem(ex, new GatewayError('method-not-allowed', `${ex.method} is not accepted here; use ${allowed.join(', ')}.`), { allow: allowed.join(', ') });
+    return true;
+  }
+  let parsed: { value: unknown } | undefined;
+  const ctx: RequestContext<P> = {
+    ex,
+    params: match.params,
+    query: new URLSearchParams(ex.query),
+    principal: await authenticate(match.route.doc),
+    json: async () => {
+      parsed ??= { value: await readJson(ex) };
+      return parsed.value;
+    },
+  };
+  const reply: ApiReply = await match.route.handler(ctx);
+  if (!ex.responded) sendJson(ex, reply.status ?? 200, reply.body, reply.headers);
+  return true;
+}

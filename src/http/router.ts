@@ -1,0 +1,100 @@
+import { GatewayError } from './errors.ts';
+import type { Exchange } from './exchange.ts';
+
+/** JSON Schema fragment, as placed into the OpenAPI document. */
+export type Schema = Readonly<Record<string, unknown>>;
+
+export interface RouteDoc {
+  readonly summary: string;
+  readonly description?: string;
+  readonly tags?: readonly string[];
+  /** Who may call: nobody needs to sign in, a console session or admin token, or a token only. */
+  readonly auth: 'none' | 'session' | 'token';
+  readonly body?: Schema;
+  /** Status → description (and schema of the JSON answer). */
+  readonly responses: Readonly<Record<string, { readonly description: string; readonly schema?: Schema }>>;
+}
+
+export interface ApiReply {
+  readonly status?: number;
+  readonly body?: unknown;
+  readonly headers?: Readonly<Record<string, string | readonly string[]>>;
+}
+
+export interface RequestContext<P = unknown> {
+  readonly ex: Exchange;
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: URLSearchParams;
+  /** Who is calling, as the plane authenticated them. */
+  readonly principal: P;
+  /** The body parsed as JSON (refused with a problem when it is not). */
+  json(): Promise<unknown>;
+}
+
+export type ApiHandler<P> = (ctx: RequestContext<P>) => Promise<ApiReply> | ApiReply;
+
+export interface ApiRoute<P> {
+  readonly method: string;
+  readonly pattern: string;
+  readonly doc: RouteDoc;
+  readonly handler: ApiHandler<P>;
+  readonly segments: readonly string[];
+}
+
+export type Match<P> =
+  | { readonly kind: 'found'; readonly route: ApiRoute<P>; readonly params: Record<string, string> }
+  | { readonly kind: 'method'; readonly allowed: readonly string[] }
+  | { readonly kind: 'none' };
+
+/** Splits and percent-decodes a path; a malformed escape is the caller's fault, not ours. */
+export function pathSegments(path: string): string[] {
+  try {
+    return path.split('/').slice(1).map((s) => decodeURIComponent(s));
+  } catch {
+    throw new GatewayError('path.invalid');
+  }
+}
+
+/** A small method + path router; `{name}` segments capture one decoded segment. */
+export class Router<P> {
+  private readonly table: ApiRoute<P>[] = [];
+
+  add(method: string, pattern: string, doc: RouteDoc, handler: ApiHandler<P>): this {
+    this.table.push({ method, pattern, doc, handler, segments: pattern.split('/').slice(1) });
+    return this;
+  }
+
+  get routes(): readonly ApiRoute<P>[] {
+    return this.table;
+  }
+
+  match(method: string, path: string): Match<P> {
+    const segs = pathSegments(path);
+    const allowed: string[] = [];
+    for (const route of this.table) {
+      const params = matchSegments(route.segments, segs);
+      if (!params) continue;
+      if (route.method === method || (method === 'HEAD' && route.method === 'GET')) {
+        return { kind: 'found', route, params };
+      }
+      allowed.push(route.method);
+    }
+    return allowed.length > 0 ? { kind: 'method', allowed } : { kind: 'none' };
+  }
+}
+
+function matchSegments(pattern: readonly string[], segs: readonly string[]): Record<string, string> | undefined {
+  if (pattern.length !== segs.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < pattern.length; i++) {
+    const p = pattern[i]!;
+    const s = segs[i]!;
+    if (p.startsWith('{') && p.endsWith('}')) {
+      if (s === '') return undefined;
+      params[p.slice(1, -1)] = s;
+    } else if (p !== s) {
+      return undefined;
+    }
+  }
+  return params;
+}

@@ -1,0 +1,221 @@
+/**
+ * The plain HTTP doors, on uWebSockets.js. This is the only module that imports it: everything
+ * else sees an Exchange.
+ */
+import * as uWS from 'uWebSockets.js';
+import { STATUS_CODES } from 'node:http';
+import type { Clock } from '../clock/clock.ts';
+import type { PlaneName } from '../settings/settings.ts';
+import { formatAddress } from '../settings/address.ts';
+import { BodyQueue } from './body-queue.ts';
+import { GatewayError } from './errors.ts';
+import type { Exchange, ExchangeHandler, OutgoingHeaders } from './exchange.ts';
+
+// Present at run time, missing from the package's types: without it SO_REUSEPORT lets a second
+// process bind the same port silently.
+const LISTEN_EXCLUSIVE_PORT = 1;
+
+export interface DoorOptions {
+  readonly plane: PlaneName;
+  readonly host: string;
+  readonly port: number;
+  readonly clock: Clock;
+  readonly handler: ExchangeHandler;
+  /** Called when a handler throws past its own error handling. */
+  readonly onError: (err: unknown, ex: Exchange) => void;
+}
+
+export interface Door {
+  readonly plane: PlaneName;
+  readonly protocol: 'http' | 'https';
+  /** host:port actually bound (the real port when 0 was asked). */
+  readonly address: string;
+  readonly port: number;
+  readonly inFlight: number;
+  /** Closes the listening socket: no new connections; requests in flight go on. */
+  stopAccepting(): void;
+  /** Resolves when no request is in flight, or after `timeoutMs`. */
+  drain(timeoutMs: number): Promise<void>;
+  /** Closes every connection. */
+  close(): void;
+}
+
+export class DoorBindError extends Error {
+  override readonly name = 'DoorBindError';
+}
+
+function statusLine(status: number): string {
+  return `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
+}
+
+function writeHeaders(res: uWS.HttpResponse, headers: OutgoingHeaders): void {
+  for (const [name, value] of Object.entries(headers)) {
+    // uWS writes content-length itself from what end() receives.
+    if (name === 'content-length' && typeof value === 'string') continue;
+    if (typeof value === 'string') res.writeHeader(name, value);
+    else for (const v of value) res.writeHeader(name, v);
+  }
+}
+
+export function openUwsDoor(opts: DoorOptions): Door {
+  let inFlight = 0;
+  let draining = false;
+  let idle: (() => void) | undefined;
+  const app = uWS.App();
+
+  app.any('/*', (res, req) => {
+    inFlight++;
+    let finished = false;
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      inFlight--;
+      if (inFlight === 0) idle?.();
+    };
+
+    const headers: Record<string, string> = {};
+    req.forEach((k, v) => {
+      const prev = headers[k];
+      headers[k] = prev === undefined ? v : `${prev}${k === 'cookie' ? '; ' : ', '}${v}`;
+    });
+    const abortHandlers: Array<() => void> = [];
+    let aborted = false;
+    let responded = false;
+    let headSent = false;
+    // After onAborted or a completed end() the uWS response object is dead: touching it throws
+    // from inside uWS. Body chunks may still arrive after an early answer (a refused upload), so
+    // flow control checks first.
+    const alive = () => !aborted && !responded;
+    const queue = new BodyQueue(() => { if (alive()) res.pause(); }, () => { if (alive()) res.resume(); });
+
+    res.onAborted(() => {
+      aborted = true;
+      queue.fail(new Error('the client closed the connection'));
+      finish();
+      for (const fn of abortHandlers.splice(0)) fn();
+    });
+    res.onData((ab, last) => {
+      // The ArrayBuffer is only valid inside this callback: copy it.
+      queue.push(new Uint8Array(ab.slice(0)), last);
+    });
+
+    const closeHeader = () => (draining ? { connection: 'close' } : undefined);
+    let writableWaiter: (() => void) | undefined;
+
+    const ex: Exchange = {
+      plane: opts.plane,
+      method: req.getCaseSensitiveMethod().toUpperCase(),
+      path: req.getUrl(),
+      query: req.getQuery() ?? '',
+      headers,
+      remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
+      secure: false,
+      receivedAt: opts.clock.now(),
+      get aborted() { return aborted; },
+      get responded() { return responded; },
+      onAbort(fn) {
+        if (aborted) fn();
+        else abortHandlers.push(fn);
+      },
+      async readBody(limit) {
+        const declared = Number(headers['content-length'] ?? 0);
+        if (declared > limit) throw new GatewayError('body.too-large', `The request body may be at most ${limit} bytes.`);
+        const parts: Uint8Array[] = [];
+        let size = 0;
+        for await (const chunk of queue.stream()) {
+          size += chunk.byteLength;
+          if (size > limit) throw new GatewayError('body.too-large', `The request body may be at most ${limit} bytes.`);
+          parts.push(chunk);
+        }
+        return Buffer.concat(parts);
+      },
+      bodyStream: () => queue.stream(),
+      send(status, hdrs, body) {
+        if (aborted || responded) return;
+        responded = true;
+        res.cork(() => {
+          res.writeStatus(statusLine(status));
+          writeHeaders(res, hdrs);
+          const extra = closeHeader();
+          if (extra) writeHeaders(res, extra);
+          res.end(body ?? '', draining);
+        });
+        finish();
+      },
+      writeHead(status, hdrs) {
+        if (aborted || responded || headSent) return;
+        headSent = true;
+        res.cork(() => {
+          res.writeStatus(statusLine(status));
+          writeHeaders(res, hdrs);
+          const extra = closeHeader();
+          if (extra) writeHeaders(res, extra);
+        });
+      },
+      write(chunk) {
+        if (aborted || responded) return Promise.resolve();
+        let ok = true;
+        res.cork(() => { ok = res.write(chunk); });
+        if (ok) return Promise.resolve();
+        return new Promise<void>((resolve) => {
+          writableWaiter = resolve;
+          res.onWritable(() => {
+            const w = writableWaiter;
+            writableWaiter = undefined;
+            w?.();
+            return true;
+          });
+          ex.onAbort(() => { writableWaiter = undefined; resolve(); });
+        });
+      },
+      end(chunk) {
+        if (aborted || responded) return;
+        responded = true;
+        res.cork(() => res.end(chunk ?? '', draining));
+        finish();
+      },
+    };
+
+    Promise.resolve()
+      .then(() => opts.handler(ex))
+      .catch((err: unknown) => opts.onError(err, ex));
+  });
+
+  let listenSocket: uWS.us_listen_socket | false = false;
+  (app.listen as unknown as (host: string, port: number, options: number, cb: (s: uWS.us_listen_socket | false) => void) => void)(
+    opts.host, opts.port, LISTEN_EXCLUSIVE_PORT, (s) => { listenSocket = s; },
+  );
+  if (!listenSocket) {
+    app.close();
+    throw new DoorBindError(`the ${opts.plane} plane cannot listen on ${formatAddress(opts.host, opts.port)} (address in use, or not an address of this machine)`);
+  }
+  const bound = listenSocket as uWS.us_listen_socket;
+  const port = uWS.us_socket_local_port(bound as unknown as uWS.us_socket);
+  let accepting = true;
+
+  return {
+    plane: opts.plane,
+    protocol: 'http',
+    address: formatAddress(opts.host, port),
+    port,
+    get inFlight() { return inFlight; },
+    stopAccepting() {
+      if (!accepting) return;
+      accepting = false;
+      draining = true;
+      uWS.us_listen_socket_close(bound);
+    },
+    drain(timeoutMs) {
+      draining = true;
+      if (inFlight === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, timeoutMs);
+        idle = () => { clearTimeout(timer); resolve(); };
+      });
+    },
+    close() {
+      this.stopAccepting();
+      app.close();
+    },
+  };
+}

@@ -1,0 +1,27 @@
+import type { Clock } from '../clock/clock.ts';
+import type { Logger, LogHub } from '../log/logger.ts';
+import type { Settings } from '../settings/settings.ts';
+import type { ConfigClient } from '../actors/config/client.ts';
+import type { TaskPool } from '../workers/pool.ts';
+
+export interface Readiness {
+  readonly ready: boolean;
+  readonly database: 'ok' | 'unreachable';
+  readonly actors: Readonly<Record<string, string>>;
+}
+
+/** What the plane handlers share: built once at boot by gateway.ts. */
+export interface GatewayContext {
+  readonly settings: Settings;
+  readonly version: string;
+  readonly hub: LogHub;
+  readonly log: Logger;
+  readonly clock: Clock;
+  readonly config: ConfigClient;
+  readonly pool: TaskPool;
+  /** True once SIGTERM (or stop()) began: probes say so and answers carry `connection: close`. */
+  readonly draining: () => boolean;
+  readiness(): Promise<Readiness>;
+  /** Present only with GATEWAY_CLOCK=manual: moves the test clock on every thread. */
+  readonly advanceClock?: (ms: number) => Promise<number>;
+}

@@ -1,0 +1,45 @@
+import { GatewayError } from '../../http/errors.ts';
+import type { ExchangeHandler } from '../../http/exchange.ts';
+import { buildOpenApi } from '../../http/openapi.ts';
+import { sendFailure, serveApi } from '../../http/respond.ts';
+import { Router } from '../../http/router.ts';
+import type { GatewayContext } from '../context.ts';
+import type { Principal } from '../principal.ts';
+import { addProbes } from '../probes.ts';
+import { authenticateControl } from './auth.ts';
+import { addClockRoutes } from './clock-routes.ts';
+import { addSessionRoutes } from './session-routes.ts';
+
+export function controlRouter(gw: GatewayContext): Router<Principal> {
+  const router = new Router<Principal>();
+  addProbes(router, gw);
+  addSessionRoutes(router, gw);
+  addClockRoutes(router, gw);
+  let document: Record<string, unknown> | undefined;
+  router.add('GET', '/api/openapi.json', {
+    summary: 'This document: the control plane\'s API', tags: ['meta'], auth: 'none',
+    responses: { 200: { description: 'OpenAPI 3.1 document' } },
+  }, () => {
+    document ??= buildOpenApi({
+      title: 'Meerkat control plane',
+      version: gw.version,
+      description: 'Operators\' console and admin API. Errors are application/problem+json with a stable code (docs/errors.md).',
+      routes: router.routes as never,
+    });
+    return { body: document };
+  });
+  return router;
+}
+
+/** Control plane (default :9090): console and admin API. */
+export function controlPlane(gw: GatewayContext): ExchangeHandler {
+  const router = controlRouter(gw);
+  return async (ex) => {
+    try {
+      const served = await serveApi(router, ex, (doc) => authenticateControl(gw, ex, doc));
+      if (!served) throw new GatewayError('not-found', `Nothing is served at ${ex.path} on the control plane.`);
+    } catch (err) {
+      sendFailure(ex, err, gw.log);
+    }
+  };
+}

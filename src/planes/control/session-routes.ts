@@ -1,0 +1,108 @@
+import { GatewayError, invalidField } from '../../http/errors.ts';
+import type { Router } from '../../http/router.ts';
+import { SigninThrottle } from '../../core/sessions/throttle.ts';
+import { DECOY_HASH } from '../../workers/tasks/password.ts';
+import type { GatewayContext } from '../context.ts';
+import { SESSION_COOKIE, type Principal } from '../principal.ts';
+
+export const SESSION_TTL_MS = 12 * 60 * 60_000;
+
+const ACCOUNT = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    capabilities: { type: 'array', items: { type: 'string' } },
+    roles: { type: 'array', items: { type: 'string' } },
+    organisation: { type: ['string', 'null'] },
+  },
+} as const;
+const SESSION = {
+  type: 'object',
+  properties: { account: ACCOUNT, expiresAt: { type: 'integer', description: 'epoch seconds' } },
+} as const;
+
+function cookie(value: string, maxAgeSeconds: number, secure: boolean): string {
+  return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`;
+}
+
+function accountBody(p: Principal) {
+  if (p.kind === 'anonymous' || !p.account) return null;
+  const a = p.account;
+  return { id: a.id, name: a.name, capabilities: a.capabilities, roles: a.roles, organisation: a.organisation };
+}
+
+export function addSessionRoutes(router: Router<Principal>, gw: GatewayContext): void {
+  const throttle = new SigninThrottle(gw.clock);
+
+  router.add('POST', '/api/session', {
+    summary: 'Sign in to the console',
+    description: 'Sets an HttpOnly, SameSite=Strict session cookie (Secure over HTTPS). A wrong password, an unknown name and a disabled account get the same answer. Five failures within 15 minutes lock the name for 15 minutes.',
+    tags: ['session'], auth: 'none',
+    body: {
+      type: 'object', required: ['name', 'password'],
+      properties: { name: { type: 'string', maxLength: 200 }, password: { type: 'string', maxLength: 1024 }, code: { type: 'string', description: 'second-factor code, when the account has one' } },
+    },
+    responses: {
+      200: { description: 'signed in; the cookie is set', schema: SESSION },
+      400: { description: 'a field is missing or not a string' },
+      401: { description: 'name or password not right (signin.refused)' },
+      403: { description: 'Origin header of another site' },
+      429: { description: 'too many failed attempts for this name (signin.locked)' },
+    },
+  }, async (ctx) => {
+    const body = await ctx.json();
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw invalidField('body', 'Send a JSON object {"name": …, "password": …}.');
+    }
+    const { name, password, code } = body as Record<string, unknown>;
+    if (typeof name !== 'string' || name.trim() === '' || name.length > 200) throw invalidField('name', 'name must be a non-empty string of at most 200 characters.');
+    if (typeof password !== 'string' || password === '' || password.length > 1024) throw invalidField('password', 'password must be a non-empty string of at most 1024 characters.');
+    if (code !== undefined && typeof code !== 'string') throw invalidField('code', 'code must be a string.');
+    // Sign-in from another site would let it plant its own session (login CSRF).
+    const origin = ctx.ex.headers.origin;
+    const host = ctx.ex.headers.host;
+    if (origin && origin !== `${ctx.ex.secure ? 'https' : 'http'}://${host}`) {
+      throw new GatewayError('origin-mismatch', `Sign-in must come from the console's own origin, not ${origin}.`);
+    }
+
+    const lockedMs = throttle.locked(name);
+    if (lockedMs > 0) {
+      throw new GatewayError('signin.locked', undefined, undefined, { retryAfter: Math.ceil(lockedMs / 1000) });
+    }
+    const account = gw.config.view.accountsByName.get(name);
+    // The same work for an unknown name, so timing does not tell which names exist.
+    const ok = await gw.pool.verifyPassword(password, account?.passwordHash ?? DECOY_HASH);
+    if (!account || !ok || account.disabled) {
+      const tripped = throttle.fail(name);
+      gw.log.info(tripped ? 'sign-in locked' : 'sign-in refused', {
+        name: name.slice(0, 64), reason: !account ? 'bad-credentials' : account.disabled ? 'disabled' : 'bad-credentials', address: ctx.ex.remoteAddress,
+      });
+      if (tripped) throw new GatewayError('signin.locked', undefined, undefined, { retryAfter: 900 });
+      throw new GatewayError('signin.refused');
+    }
+    throttle.succeed(name);
+    const session = await gw.config.call('session.create', { account: account.id, ttlMs: SESSION_TTL_MS });
+    return {
+      headers: { 'set-cookie': cookie(session.secret, SESSION_TTL_MS / 1000, ctx.ex.secure) },
+      body: {
+        account: { id: account.id, name: account.name, capabilities: account.capabilities, roles: account.roles, organisation: account.organisation },
+        expiresAt: Math.floor(session.expiresAt / 1000),
+      },
+    };
+  });
+
+  router.add('GET', '/api/session', {
+    summary: 'The signed-in account', tags: ['session'], auth: 'session',
+    responses: { 200: { description: 'who is signed in', schema: { type: 'object', properties: { account: ACCOUNT, via: { type: 'string', enum: ['session', 'token'] } } } }, 401: { description: 'not signed in' } },
+  }, (ctx) => ({ body: { account: accountBody(ctx.principal), via: ctx.principal.kind } }));
+
+  router.add('DELETE', '/api/session', {
+    summary: 'Sign out', tags: ['session'], auth: 'session',
+    responses: { 204: { description: 'signed out; the cookie is cleared' }, 401: { description: 'not signed in' }, 403: { description: 'Origin of another site' } },
+  }, async (ctx) => {
+    if (ctx.principal.kind !== 'session') throw new GatewayError('unauthenticated', 'Only a console session can sign out; a token is revoked with DELETE /api/tokens/{id}.');
+    await gw.config.call('session.delete', { id: ctx.principal.sessionId });
+    return { status: 204, headers: { 'set-cookie': cookie('', 0, ctx.ex.secure) } };
+  });
+}

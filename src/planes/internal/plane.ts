@@ -1,0 +1,62 @@
+import { GatewayError } from '../../http/errors.ts';
+import type { Exchange, ExchangeHandler } from '../../http/exchange.ts';
+import { buildOpenApi } from '../../http/openapi.ts';
+import { sendFailure, serveApi } from '../../http/respond.ts';
+import { Router } from '../../http/router.ts';
+import type { GatewayContext } from '../context.ts';
+import { bearerOf, cookieOf, SESSION_COOKIE, tokenPrincipal, ANONYMOUS_PRINCIPAL, type Principal } from '../principal.ts';
+import { addProbes } from '../probes.ts';
+
+/**
+ * The internal plane answers tokens only (spec 5.1): a browser session is refused, and being on
+ * loopback or inside the cluster grants nothing. Only `schedules` tokens open its API.
+ */
+export function authenticateInternal(gw: GatewayContext, ex: Exchange, auth: 'none' | 'session' | 'token'): Principal {
+  if (auth === 'none') return ANONYMOUS_PRINCIPAL;
+  const bearer = bearerOf(ex);
+  if (bearer === undefined) {
+    if (cookieOf(ex, SESSION_COOKIE) !== undefined) throw new GatewayError('tokens-only');
+    throw new GatewayError('unauthenticated', 'The internal plane needs a schedules token: Authorization: Bearer <token>.');
+  }
+  const principal = tokenPrincipal(gw, bearer);
+  if (principal.kind === 'token' && principal.token.kind !== 'schedules') {
+    throw new GatewayError('token-kind', `A ${principal.token.kind} token does not open the internal plane; it takes a schedules token.`);
+  }
+  return principal;
+}
+
+export function internalRouter(gw: GatewayContext): Router<Principal> {
+  const router = new Router<Principal>();
+  addProbes(router, gw);
+  let document: Record<string, unknown> | undefined;
+  router.add('GET', '/api/openapi.json', {
+    summary: 'This document: the internal plane\'s API', tags: ['meta'], auth: 'none',
+    responses: { 200: { description: 'OpenAPI 3.1 document' } },
+  }, () => {
+    document ??= buildOpenApi({
+      title: 'Meerkat internal plane',
+      version: gw.version,
+      description: 'Scheduling API for backend services. Tokens only (kind schedules); browser sessions are refused.',
+      routes: router.routes as never,
+    });
+    return { body: document };
+  });
+  return router;
+}
+
+/** Internal plane (default :7070). */
+export function internalPlane(gw: GatewayContext): ExchangeHandler {
+  const router = internalRouter(gw);
+  return async (ex) => {
+    try {
+      const served = await serveApi(router, ex, (doc) => authenticateInternal(gw, ex, doc.auth));
+      if (!served) {
+        // Unknown API paths are still behind the token rule: say who may ask before saying "nothing".
+        if (ex.path.startsWith('/api/')) authenticateInternal(gw, ex, 'token');
+        throw new GatewayError('not-found', `Nothing is served at ${ex.path} on the internal plane.`);
+      }
+    } catch (err) {
+      sendFailure(ex, err, gw.log);
+    }
+  };
+}

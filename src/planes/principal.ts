@@ -1,0 +1,55 @@
+import type { AccountView, TokenView } from '../actors/config/messages.ts';
+import { GatewayError } from '../http/errors.ts';
+import type { Exchange } from '../http/exchange.ts';
+import { hashSecret } from '../core/secrets.ts';
+import type { GatewayContext } from './context.ts';
+
+/** Who is calling, as resolved from the snapshot (never from the database). */
+export type Principal =
+  | { readonly kind: 'anonymous' }
+  | { readonly kind: 'session'; readonly sessionId: string; readonly account: AccountView }
+  | { readonly kind: 'token'; readonly token: TokenView; readonly account: AccountView | null };
+
+export const SESSION_COOKIE = 'mk_session';
+const ANONYMOUS: Principal = { kind: 'anonymous' };
+
+export function bearerOf(ex: Exchange): string | undefined {
+  const auth = ex.headers.authorization;
+  if (!auth) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+  if (!m) throw new GatewayError('unauthenticated', 'The Authorization header must be "Bearer <token>".');
+  return m[1];
+}
+
+export function cookieOf(ex: Exchange, name: string): string | undefined {
+  const header = ex.headers.cookie;
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+/** Resolves a bearer token; an unknown or revoked one is refused, not treated as anonymous. */
+export function tokenPrincipal(gw: GatewayContext, secret: string): Principal {
+  const token = gw.config.view.tokensByHash.get(hashSecret(secret));
+  if (!token) throw new GatewayError('unauthenticated', 'This token is not known to the gateway, or it was revoked.');
+  const account = token.account ? gw.config.view.accountsById.get(token.account) ?? null : null;
+  if (account?.disabled) throw new GatewayError('unauthenticated', 'The account of this token is disabled.');
+  return { kind: 'token', token, account };
+}
+
+/** Resolves the console session cookie; an expired or unknown one is anonymous. */
+export function sessionPrincipal(gw: GatewayContext, ex: Exchange): Principal {
+  const secret = cookieOf(ex, SESSION_COOKIE);
+  if (!secret) return ANONYMOUS;
+  const id = hashSecret(secret);
+  const session = gw.config.view.sessions.get(id);
+  if (!session || session.expiresAt <= gw.clock.now()) return ANONYMOUS;
+  const account = gw.config.view.accountsById.get(session.account);
+  if (!account || account.disabled) return ANONYMOUS;
+  return { kind: 'session', sessionId: id, account };
+}
+
+export const ANONYMOUS_PRINCIPAL = ANONYMOUS;

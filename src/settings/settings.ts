@@ -1,0 +1,213 @@
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { parseListenAddress, isLoopback, type ListenAddress } from './address.ts';
+
+export type PlaneName = 'data' | 'control' | 'internal';
+export const PLANES: readonly PlaneName[] = ['data', 'control', 'internal'];
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export type LogFormat = 'text' | 'json';
+export type Edition = 'community' | 'licensed';
+
+export interface Settings {
+  /** Plain listeners per plane. */
+  readonly listen: Readonly<Record<PlaneName, ListenAddress>>;
+  /** HTTPS listeners per plane; they open only when a certificate is placed. */
+  readonly listenTls: Readonly<Record<PlaneName, ListenAddress>>;
+  readonly logLevel: LogLevel;
+  readonly logFormat: LogFormat;
+  readonly dataDir: string;
+  /** `postgres://…` when the cluster mode is on; undefined for the embedded SQLite file. */
+  readonly databaseUrl: string | undefined;
+  readonly rootPassword: string | undefined;
+  /** 32-byte master key, when given by GATEWAY_VAULT_KEY. Otherwise `vault.key` in dataDir. */
+  readonly vaultKey: Buffer | undefined;
+  readonly edition: Edition;
+  readonly clock: 'system' | 'manual';
+  readonly configFile: string | undefined;
+  readonly otlpEndpoint: string | undefined;
+  readonly nodeName: string;
+  readonly drainTimeoutMs: number;
+  /** Warnings found while reading (a level typo falls back to info): logged once the logger exists. */
+  readonly warnings: readonly string[];
+}
+
+/** A setting that stops the boot; the message names the variable. */
+export class SettingsError extends Error {
+  override readonly name = 'SettingsError';
+  constructor(readonly variable: string, message: string) {
+    super(message);
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const DEFAULTS = {
+  GATEWAY_ADDR: ':8080',
+  GATEWAY_TLS_ADDR: ':8443',
+  GATEWAY_ADMIN_ADDR: ':9090',
+  GATEWAY_ADMIN_TLS_ADDR: ':9443',
+  GATEWAY_INTERNAL_ADDR: ':7070',
+  GATEWAY_INTERNAL_TLS_ADDR: ':7443',
+} as const;
+
+/** Every variable the gateway reads, with its meaning: the source of the README's settings table. */
+export const SETTINGS_DOC: ReadonlyArray<readonly [string, string, string]> = [
+  ['GATEWAY_ADDR', DEFAULTS.GATEWAY_ADDR, 'data plane, plain HTTP (host:port or :port; port 0 picks a free port)'],
+  ['GATEWAY_TLS_ADDR', DEFAULTS.GATEWAY_TLS_ADDR, 'data plane, HTTPS door (opens when a certificate is placed)'],
+  ['GATEWAY_ADMIN_ADDR', DEFAULTS.GATEWAY_ADMIN_ADDR, 'control plane (console and admin API), plain HTTP'],
+  ['GATEWAY_ADMIN_TLS_ADDR', DEFAULTS.GATEWAY_ADMIN_TLS_ADDR, 'control plane, HTTPS door'],
+  ['GATEWAY_INTERNAL_ADDR', DEFAULTS.GATEWAY_INTERNAL_ADDR, 'internal plane (scheduling API, tokens only), plain HTTP'],
+  ['GATEWAY_INTERNAL_TLS_ADDR', DEFAULTS.GATEWAY_INTERNAL_TLS_ADDR, 'internal plane, HTTPS door'],
+  ['GATEWAY_DATA_DIR', './data', 'directory of the embedded SQLite database and vault.key'],
+  ['GATEWAY_DATABASE_URL', '(unset)', 'postgres://… selects PostgreSQL (cluster mode) instead of SQLite'],
+  ['GATEWAY_ROOT_PASSWORD', '(generated)', 'password of the root account created at first start (at least 12 characters); without it a password is generated and printed once to standard error'],
+  ['GATEWAY_VAULT_KEY', '(vault.key file)', 'vault master key, base64 of 32 bytes; otherwise the file vault.key (mode 0600) in the data directory, created at first start'],
+  ['GATEWAY_LOG_LEVEL', 'info', 'operational log level: debug, info, warn, error (a typo falls back to info)'],
+  ['GATEWAY_LOG_FORMAT', 'text', 'operational log format: text or json'],
+  ['GATEWAY_EDITION', 'community', 'community or licensed'],
+  ['GATEWAY_CLOCK', 'system', 'manual turns on the test clock (/__clock on the control plane); refused unless every listener is on loopback'],
+  ['GATEWAY_CONFIG', '(unset)', 'declarative JSON or YAML file of routes and roles applied at start'],
+  ['GATEWAY_OTLP_ENDPOINT', '(unset)', 'OpenTelemetry collector (http or https URL) for the push modes'],
+  ['GATEWAY_NODE_NAME', '(host name-pid)', 'this node\'s name in run records and logs'],
+  ['GATEWAY_DRAIN_TIMEOUT', '30', 'seconds a stopping gateway waits for requests in flight before closing them'],
+];
+
+function address(env: Env, name: keyof typeof DEFAULTS): ListenAddress {
+  const raw = env[name] ?? DEFAULTS[name];
+  const parsed = parseListenAddress(raw);
+  if (typeof parsed === 'string') {
+    throw new SettingsError(name, `${name}="${raw}" is not a listen address: ${parsed}.`);
+  }
+  return Object.freeze(parsed);
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = raw.trim().toLowerCase();
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw new SettingsError(name, `${name}="${raw}" is not allowed; use one of: ${allowed.join(', ')}.`);
+}
+
+function vaultKey(env: Env): Buffer | undefined {
+  const raw = env.GATEWAY_VAULT_KEY;
+  if (raw === undefined || raw === '') return undefined;
+  const trimmed = raw.trim();
+  const key = /^[A-Za-z0-9+/_-]+={0,2}$/.test(trimmed) ? Buffer.from(trimmed, 'base64') : Buffer.alloc(0);
+  if (key.length !== 32) {
+    throw new SettingsError('GATEWAY_VAULT_KEY', 'GATEWAY_VAULT_KEY must be 32 bytes written in base64 (44 characters, for example the output of `openssl rand -base64 32`).');
+  }
+  return key;
+}
+
+function databaseUrl(env: Env): string | undefined {
+  const raw = env.GATEWAY_DATABASE_URL;
+  if (raw === undefined || raw.trim() === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new SettingsError('GATEWAY_DATABASE_URL', 'GATEWAY_DATABASE_URL is not a URL; write postgres://user:password@host:5432/database.');
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    throw new SettingsError('GATEWAY_DATABASE_URL', `GATEWAY_DATABASE_URL uses "${url.protocol}"; only postgres:// is supported (leave it unset for the embedded SQLite database).`);
+  }
+  if (url.pathname.length <= 1) {
+    throw new SettingsError('GATEWAY_DATABASE_URL', 'GATEWAY_DATABASE_URL names no database; write postgres://host:5432/<database>.');
+  }
+  return raw.trim();
+}
+
+function configFile(env: Env): string | undefined {
+  const raw = env.GATEWAY_CONFIG;
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const path = resolve(raw.trim());
+  if (!/\.(json|ya?ml)$/i.test(path)) {
+    throw new SettingsError('GATEWAY_CONFIG', `GATEWAY_CONFIG="${raw}" must name a .json, .yaml or .yml file.`);
+  }
+  if (!existsSync(path) || !statSync(path).isFile()) {
+    throw new SettingsError('GATEWAY_CONFIG', `GATEWAY_CONFIG="${raw}" names no readable file.`);
+  }
+  return path;
+}
+
+function httpUrl(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  try {
+    const url = new URL(raw.trim());
+    if (url.protocol === 'http:' || url.protocol === 'https:') return url.toString();
+  } catch {
+    // fall through to the refusal
+  }
+  throw new SettingsError(name, `${name}="${raw}" is not an http:// or https:// URL.`);
+}
+
+function seconds(env: Env, name: string, fallback: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) > max) {
+    throw new SettingsError(name, `${name}="${raw}" must be a whole number of seconds from 0 to ${max}.`);
+  }
+  return Number(raw);
+}
+
+/** Reads and validates every GATEWAY_* variable once; the result is frozen. */
+export function loadSettings(env: Env = process.env): Settings {
+  const warnings: string[] = [];
+  const listen = {
+    data: address(env, 'GATEWAY_ADDR'),
+    control: address(env, 'GATEWAY_ADMIN_ADDR'),
+    internal: address(env, 'GATEWAY_INTERNAL_ADDR'),
+  };
+  const listenTls = {
+    data: address(env, 'GATEWAY_TLS_ADDR'),
+    control: address(env, 'GATEWAY_ADMIN_TLS_ADDR'),
+    internal: address(env, 'GATEWAY_INTERNAL_TLS_ADDR'),
+  };
+
+  // Spec 1.4 rule 2: a typo in the level must not stop a gateway; it falls back to info.
+  let logLevel: LogLevel = 'info';
+  const rawLevel = env.GATEWAY_LOG_LEVEL?.trim().toLowerCase();
+  if (rawLevel) {
+    if (['debug', 'info', 'warn', 'error'].includes(rawLevel)) logLevel = rawLevel as LogLevel;
+    else warnings.push(`GATEWAY_LOG_LEVEL="${env.GATEWAY_LOG_LEVEL}" is not a level (debug, info, warn, error); using info.`);
+  }
+
+  const rootPassword = env.GATEWAY_ROOT_PASSWORD === '' ? undefined : env.GATEWAY_ROOT_PASSWORD;
+  if (rootPassword !== undefined && rootPassword.length < 12) {
+    throw new SettingsError('GATEWAY_ROOT_PASSWORD', 'GATEWAY_ROOT_PASSWORD must be at least 12 characters long.');
+  }
+
+  const clock = oneOf(env, 'GATEWAY_CLOCK', ['system', 'manual'] as const, 'system');
+  if (clock === 'manual') {
+    const open = [...Object.entries(listen), ...Object.entries(listenTls)].filter(([, a]) => !isLoopback(a));
+    if (open.length > 0) {
+      throw new SettingsError('GATEWAY_CLOCK', `GATEWAY_CLOCK=manual is allowed only when every listener is on loopback; set the ${open.map(([p]) => p).join(', ')} plane addresses to 127.0.0.1:<port>.`);
+    }
+  }
+
+  const nodeName = env.GATEWAY_NODE_NAME?.trim() || `${hostname()}-${process.pid}`;
+  if (!/^[\w.:-]{1,100}$/.test(nodeName)) {
+    throw new SettingsError('GATEWAY_NODE_NAME', 'GATEWAY_NODE_NAME may hold letters, digits, ".", ":", "_" and "-" (at most 100).');
+  }
+
+  return Object.freeze({
+    listen: Object.freeze(listen),
+    listenTls: Object.freeze(listenTls),
+    logLevel,
+    logFormat: oneOf(env, 'GATEWAY_LOG_FORMAT', ['text', 'json'] as const, 'text'),
+    dataDir: resolve(env.GATEWAY_DATA_DIR?.trim() || './data'),
+    databaseUrl: databaseUrl(env),
+    rootPassword,
+    vaultKey: vaultKey(env),
+    edition: oneOf(env, 'GATEWAY_EDITION', ['community', 'licensed'] as const, 'community'),
+    clock,
+    configFile: configFile(env),
+    otlpEndpoint: httpUrl(env, 'GATEWAY_OTLP_ENDPOINT'),
+    nodeName,
+    drainTimeoutMs: seconds(env, 'GATEWAY_DRAIN_TIMEOUT', 30, 3600) * 1000,
+    warnings: Object.freeze(warnings),
+  });
+}

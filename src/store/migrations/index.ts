@@ -1,0 +1,7 @@
+import type { MigrationObject } from '@mikro-orm/core';
+import { Migration0001 } from './0001-accounts-sessions-tokens.ts';
+
+/** Every migration, in order. Listed explicitly so compiled and tsx runs find the same set. */
+export const MIGRATIONS: MigrationObject[] = [
+  { name: '0001-accounts-sessions-tokens', class: Migration0001 },
+];

@@ -1,0 +1,103 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { MikroORM as LibSqlORM } from '@mikro-orm/libsql';
+import { MikroORM as PostgresORM } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import type { MikroORM, EntityManager } from '@mikro-orm/core';
+import { ENTITIES } from './entities.ts';
+import { MIGRATIONS } from './migrations/index.ts';
+
+/** What a thread needs to open the store: plain data, so it crosses to workers. */
+export interface StoreOptions {
+  readonly dataDir: string;
+  readonly databaseUrl: string | undefined;
+  /** Connections this opener may hold (each actor opens its own). */
+  readonly poolSize?: number;
+}
+
+export interface Store {
+  readonly orm: MikroORM;
+  readonly driver: 'sqlite' | 'postgresql';
+  /** A fresh unit of work. */
+  em(): EntityManager;
+  /** Cheap round trip, for readiness. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function sqliteFile(dataDir: string): string {
+  return join(dataDir, 'meerkat.db');
+}
+
+export async function openStore(options: StoreOptions): Promise<Store> {
+  const common = {
+    entities: ENTITIES,
+    extensions: [Migrator],
+    migrations: { migrationsList: MIGRATIONS, tableName: 'meerkat_migrations', snapshot: false, silent: true },
+    discovery: { warnWhenNoEntities: false },
+    allowGlobalContext: false,
+    debug: false,
+    // Our own operational log reports store failures; the ORM's logger would write around it.
+    logger: () => undefined,
+  };
+  let orm: MikroORM;
+  let driver: Store['driver'];
+  if (options.databaseUrl) {
+    driver = 'postgresql';
+    orm = await PostgresORM.init({
+      ...common,
+      clientUrl: options.databaseUrl,
+      pool: { min: 0, max: options.poolSize ?? 4 },
+    }) as unknown as MikroORM;
+  } else {
+    driver = 'sqlite';
+    mkdirSync(options.dataDir, { recursive: true });
+    orm = await LibSqlORM.init({
+      ...common,
+      dbName: sqliteFile(options.dataDir),
+    }) as unknown as MikroORM;
+    const conn = orm.em.getConnection();
+    // Several threads and the CLI share the file: WAL lets readers go on while one writes,
+    // and busy_timeout makes a writer wait its turn instead of failing.
+    await conn.execute('pragma journal_mode = WAL');
+    await conn.execute('pragma busy_timeout = 5000');
+  }
+  return {
+    orm,
+    driver,
+    em: () => orm.em.fork(),
+    ping: async () => {
+      await orm.em.getConnection().execute('select 1');
+    },
+    close: () => orm.close(true),
+  };
+}
+
+// Any constant shared by every node: the key of the advisory lock that serialises migrations.
+const MIGRATION_LOCK = 0x6d65_6572; // "meer"
+
+interface RawConnection {
+  query(sql: string): Promise<unknown>;
+}
+
+/**
+ * Brings the schema to the newest migration; returns the names applied now. On PostgreSQL the
+ * nodes of a cluster may start together: a session advisory lock, held on one connection of its
+ * own for the whole run, lets one node migrate while the others wait and then find nothing to do.
+ */
+export async function migrate(store: Store): Promise<string[]> {
+  const up = async () => (await store.orm.getMigrator().up()).map((m) => m.name);
+  if (store.driver !== 'postgresql') return up();
+  const knex = (store.orm.em.getConnection() as unknown as { getKnex(): { client: { acquireConnection(): Promise<RawConnection>; releaseConnection(c: RawConnection): Promise<void> } } }).getKnex();
+  const conn = await knex.client.acquireConnection();
+  try {
+    await conn.query(`select pg_advisory_lock(${MIGRATION_LOCK})`);
+    try {
+      return await up();
+    } finally {
+      await conn.query(`select pg_advisory_unlock(${MIGRATION_LOCK})`);
+    }
+  } finally {
+    await knex.client.releaseConnection(conn);
+  }
+}

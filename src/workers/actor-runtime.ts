@@ -1,0 +1,96 @@
+/**
+ * The worker side of an actor: receives calls, runs the actor's handlers one message at a time
+ * in arrival order, replies, and forwards logs and events to the main thread.
+ */
+import { isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { ManualClock, SystemClock, type Clock } from '../clock/clock.ts';
+import { LogHub, type Logger } from '../log/logger.ts';
+import { toWire, type CallMap, type FromWorker, type ToWorker, type WorkerBoot } from './protocol.ts';
+
+export interface ActorContext<Event> {
+  readonly actor: string;
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** Pushes an event to the main thread (a snapshot, a run that advanced…). */
+  emit(event: Event): void;
+}
+
+export type ActorHandlers<C extends CallMap> = {
+  readonly [K in keyof C]: (args: C[K]['args']) => Promise<C[K]['result']> | C[K]['result'];
+};
+
+export interface RunningActor<C extends CallMap> {
+  readonly handlers: ActorHandlers<C>;
+  /** Finishes work in progress and releases resources (database connections). */
+  stop(): Promise<void>;
+}
+
+export type ActorStart<Init, C extends CallMap, Event> = (init: Init, ctx: ActorContext<Event>) => Promise<RunningActor<C>>;
+
+export function runActor<Init, C extends CallMap, Event>(start: ActorStart<Init, C, Event>): void {
+  if (isMainThread || !parentPort) {
+    throw new Error('an actor module runs only inside its worker thread; use its client.ts on the main thread');
+  }
+  const port = parentPort;
+  const boot = workerData as WorkerBoot<Init>;
+  const post = (msg: FromWorker) => port.postMessage(msg);
+  const clock = boot.clock.kind === 'manual' ? new ManualClock(boot.clock.now) : new SystemClock();
+  const hub = new LogHub('debug');
+  hub.addSink((record) => post({ kind: 'log', record }));
+  const ctx: ActorContext<Event> = {
+    actor: boot.actor,
+    clock,
+    log: hub.logger({ actor: boot.actor }),
+    emit: (event) => post({ kind: 'event', event }),
+  };
+
+  let running: RunningActor<C> | undefined;
+  // Calls run one after another: an actor owns its state and never races itself.
+  let chain: Promise<unknown> = Promise.resolve();
+
+  const handle = async (msg: ToWorker): Promise<void> => {
+    if (msg.kind === 'clock') {
+      if (clock instanceof ManualClock) clock.set(msg.now);
+      post({ kind: 'reply', id: msg.id, ok: true, value: null });
+      return;
+    }
+    if (msg.kind === 'stop') {
+      try {
+        await running?.stop();
+      } catch (err) {
+        ctx.log.warn('actor stop failed', { error: toWire(err).message });
+      }
+      post({ kind: 'stopped' });
+      port.close();
+      return;
+    }
+    const handler = running?.handlers[msg.type as keyof C];
+    if (!handler) {
+      post({ kind: 'reply', id: msg.id, ok: false, error: { name: 'Error', code: 'internal', message: `actor ${boot.actor} has no call "${msg.type}"` } });
+      return;
+    }
+    try {
+      const value = await handler(msg.args as C[keyof C]['args']);
+      post({ kind: 'reply', id: msg.id, ok: true, value });
+    } catch (err) {
+      post({ kind: 'reply', id: msg.id, ok: false, error: toWire(err) });
+    }
+  };
+
+  port.on('message', (msg: ToWorker) => {
+    chain = chain.then(() => handle(msg));
+  });
+
+  chain = start(boot.init, ctx).then(
+    (r) => {
+      running = r;
+      post({ kind: 'ready' });
+    },
+    (err: unknown) => {
+      post({ kind: 'fatal', error: toWire(err) });
+      // Open handles (a database pool half-opened) would keep the thread alive: end it, so the
+      // supervisor sees the exit and decides.
+      setImmediate(() => process.exit(1));
+    },
+  );
+}

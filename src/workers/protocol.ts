@@ -1,0 +1,55 @@
+/**
+ * The envelope every actor speaks with the main thread. Each actor's own calls and events are a
+ * typed map in its `messages.ts`; this file carries them, plus lifecycle and logs.
+ */
+import type { LogRecord } from '../log/logger.ts';
+
+/** An error as it crosses a thread: rebuilt on the other side by `code`. */
+export interface WireError {
+  readonly name: string;
+  readonly code: string;
+  readonly message: string;
+  readonly field?: string;
+}
+
+export type ToWorker =
+  | { readonly kind: 'call'; readonly id: number; readonly type: string; readonly args: unknown }
+  /** The test clock moved: the worker's clock jumps to `now` and fires what fell due. */
+  | { readonly kind: 'clock'; readonly id: number; readonly now: number }
+  | { readonly kind: 'stop' };
+
+export type FromWorker =
+  | { readonly kind: 'ready' }
+  | { readonly kind: 'reply'; readonly id: number; readonly ok: true; readonly value: unknown }
+  | { readonly kind: 'reply'; readonly id: number; readonly ok: false; readonly error: WireError }
+  | { readonly kind: 'event'; readonly event: unknown }
+  | { readonly kind: 'log'; readonly record: LogRecord }
+  /** Start-up failed: the supervisor logs it and tries again later. */
+  | { readonly kind: 'fatal'; readonly error: WireError }
+  | { readonly kind: 'stopped' };
+
+/** What every worker receives as workerData. */
+export interface WorkerBoot<Init> {
+  readonly actor: string;
+  readonly init: Init;
+  readonly clock: { readonly kind: 'system' | 'manual'; readonly now: number };
+}
+
+/**
+ * A map of call names to argument and result types: `{ ping: { args: {}; result: { ok: true } } }`.
+ * Each actor's messages.ts declares one.
+ */
+export type CallMap = Record<string, { args: unknown; result: unknown }>;
+
+export function toWire(err: unknown): WireError {
+  if (err instanceof Error) {
+    const e = err as Error & { code?: unknown; field?: unknown };
+    return {
+      name: e.name,
+      code: typeof e.code === 'string' ? e.code : 'internal',
+      message: e.message,
+      ...(typeof e.field === 'string' ? { field: e.field } : {}),
+    };
+  }
+  return { name: 'Error', code: 'internal', message: String(err) };
+}

@@ -1,0 +1,54 @@
+/** Starts a real gateway in this process on port 0 with its own database. */
+import { LogHub, type LogRecord } from '../../src/log/logger.ts';
+import { loadSettings } from '../../src/settings/settings.ts';
+import { startGateway, type Gateway } from '../../src/gateway.ts';
+import { createTestDatabase, type TestDatabase } from './db.ts';
+
+export const ROOT_PASSWORD = 'root-password-for-tests';
+
+export interface TestGateway {
+  readonly gw: Gateway;
+  readonly db: TestDatabase;
+  readonly logs: LogRecord[];
+  url(plane: 'data' | 'control' | 'internal'): string;
+  /** Stops the gateway and drops its database. */
+  close(): Promise<void>;
+}
+
+export function loopbackEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    GATEWAY_ADDR: '127.0.0.1:0',
+    GATEWAY_ADMIN_ADDR: '127.0.0.1:0',
+    GATEWAY_INTERNAL_ADDR: '127.0.0.1:0',
+    GATEWAY_TLS_ADDR: '127.0.0.1:0',
+    GATEWAY_ADMIN_TLS_ADDR: '127.0.0.1:0',
+    GATEWAY_INTERNAL_TLS_ADDR: '127.0.0.1:0',
+    GATEWAY_ROOT_PASSWORD: ROOT_PASSWORD,
+    GATEWAY_LOG_LEVEL: 'debug',
+    ...extra,
+  };
+}
+
+export async function startTestGateway(env: Record<string, string> = {}, db?: TestDatabase): Promise<TestGateway> {
+  const database = db ?? (await createTestDatabase());
+  const settings = loadSettings(loopbackEnv({
+    GATEWAY_DATA_DIR: database.dataDir,
+    ...(database.databaseUrl ? { GATEWAY_DATABASE_URL: database.databaseUrl } : {}),
+    ...env,
+  }));
+  const hub = new LogHub(settings.logLevel);
+  const logs: LogRecord[] = [];
+  hub.addSink((r) => logs.push(r));
+  if (process.env.MEERKAT_TEST_LOGS) hub.addSink((r) => console.error(r.level, r.msg, r.attrs));
+  const gw = await startGateway(settings, { hub });
+  return {
+    gw,
+    db: database,
+    logs,
+    url: (plane) => gw.url(plane),
+    close: async () => {
+      await gw.stop();
+      if (!db) await database.drop();
+    },
+  };
+}

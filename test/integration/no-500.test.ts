@@ -1,0 +1,71 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { startTestGateway, ROOT_PASSWORD, type TestGateway } from '../helpers/gateway.ts';
+import { call, signIn } from '../helpers/http.ts';
+
+let t: TestGateway;
+before(async () => { t = await startTestGateway(); });
+after(async () => { await t?.close(); });
+
+/** Deterministic PRNG so a failure can be replayed. */
+function prng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let x = s;
+    x = Math.imul(x ^ (x >>> 15), x | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+test('no input of any shape produces a 500', async () => {
+  const rnd = prng(20261122);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const cookie = await signIn(t.url('control'), 'root', ROOT_PASSWORD);
+  const paths = ['/', '/healthz', '/readyz', '/api/session', '/api/openapi.json', '/api/schedules', '/api/x/%ff', '/%', '/api/session/..', '/__clock', '/__clock/advance', '/a'.repeat(200), '/api//session', '/api/session?x=1&&=', '/.well-known/jwks.json'];
+  const methods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'PROPFIND', 'TRACE'];
+  const bodies: Array<string | undefined> = [undefined, '', '{', 'null', '[]', '"x"', '{"name":null}', '{"name":"root","password":{}}', '{"by":"P1Y"}', '\u0000\u0001', '{"__proto__":{"x":1}}', 'x'.repeat(5000)];
+  const types = ['application/json', 'text/plain', 'application/problem+json', '', 'multipart/form-data; boundary=x'];
+  const auths = [undefined, 'Bearer', 'Bearer mk_x', 'Basic Zm9vOmJhcg==', 'Bearer ' + 'a'.repeat(500)];
+  let count = 0;
+  for (let i = 0; i < 400; i++) {
+    const plane = pick(['data', 'control', 'internal'] as const);
+    const method = pick(methods);
+    const headers: Record<string, string> = {};
+    const type = pick(types);
+    if (type) headers['content-type'] = type;
+    const auth = pick(auths);
+    if (auth) headers.authorization = auth;
+    if (rnd() < 0.4) headers.cookie = rnd() < 0.5 ? cookie : 'mk_session=garbage; other=1';
+    if (rnd() < 0.3) headers.origin = pick([t.url('control'), 'null', 'https://x.example']);
+    const body = method === 'GET' || method === 'HEAD' ? undefined : pick(bodies);
+    const a = await call(`${t.url(plane)}${pick(paths)}`, { method, headers, ...(body !== undefined ? { raw: body } : {}) });
+    assert.ok(a.status < 500 || (a.status === 503 && a.json?.code === 'not-ready'), `${method} ${plane} -> ${a.status} ${a.text}`);
+    if (a.status >= 400 && method !== 'HEAD') {
+      assert.equal(typeof a.json?.code, 'string', `${method} ${plane}: problem+json expected, got ${a.text}`);
+    }
+    count++;
+  }
+  assert.equal(count, 400);
+  assert.equal(t.logs.filter((r) => r.msg === 'request failed').length, 0, 'no handler failed');
+});
+
+test('raw malformed HTTP is answered or closed, and the gateway keeps serving', async () => {
+  const { port } = new URL(t.url('control'));
+  const garbage = ['GARBAGE\r\n\r\n', 'GET / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n', 'GET /' + 'x'.repeat(20000) + ' HTTP/1.1\r\nHost: x\r\n\r\n', 'POST /api/session HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n{'];
+  for (const g of garbage) {
+    const reply = await new Promise<string>((resolve) => {
+      const sock = connect(Number(port), '127.0.0.1');
+      let data = '';
+      sock.on('data', (d) => { data += d.toString(); });
+      sock.on('close', () => resolve(data));
+      sock.on('error', () => resolve(data));
+      sock.write(g);
+      setTimeout(() => sock.destroy(), 300);
+    });
+    assert.doesNotMatch(reply, /^HTTP\/1\.1 5\d\d/, `${g.slice(0, 40)} -> ${reply.slice(0, 80)}`);
+  }
+  assert.equal((await call(`${t.url('control')}/healthz`)).status, 200);
+});

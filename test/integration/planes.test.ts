@@ -1,0 +1,90 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { call } from '../helpers/http.ts';
+import { TEST_DATABASE } from '../helpers/db.ts';
+
+let t: TestGateway;
+before(async () => { t = await startTestGateway(); });
+after(async () => { await t?.close(); });
+
+const PLANES = ['data', 'control', 'internal'] as const;
+
+test(`healthz and readyz answer on every plane (${TEST_DATABASE})`, async () => {
+  for (const plane of PLANES) {
+    const h = await call(`${t.url(plane)}/healthz`);
+    assert.equal(h.status, 200, plane);
+    assert.deepEqual(h.json, { status: 'ok' });
+    const r = await call(`${t.url(plane)}/readyz`);
+    assert.equal(r.status, 200, `${plane}: ${r.text}`);
+    assert.equal(r.json.status, 'ready');
+    assert.equal(r.json.database, 'ok');
+    assert.equal(r.json.actors.config, 'ready');
+  }
+});
+
+test('one listening line per open door, with plane, protocol and address', () => {
+  const lines = t.logs.filter((r) => r.msg === 'listening');
+  assert.equal(lines.length, 3);
+  for (const plane of PLANES) {
+    const line = lines.find((l) => l.attrs.plane === plane);
+    assert.ok(line, plane);
+    assert.equal(line.attrs.protocol, 'http');
+    assert.match(String(line.attrs.address), /^127\.0\.0\.1:\d+$/);
+    assert.notEqual(line.attrs.address, '127.0.0.1:0');
+  }
+});
+
+test('unknown addresses get problem+json 404s with a stable code', async () => {
+  const data = await call(`${t.url('data')}/orders/42`);
+  assert.equal(data.status, 404);
+  assert.match(String(data.headers['content-type']), /^application\/problem\+json/);
+  assert.equal(data.json.code, 'route.unknown');
+  assert.match(data.json.detail, /GET \/orders\/42/);
+  const control = await call(`${t.url('control')}/nothing/here`);
+  assert.equal(control.status, 404);
+  assert.equal(control.json.code, 'not-found');
+  assert.equal(control.json.type, 'urn:meerkat:problem:not-found');
+});
+
+test('a wrong method is 405 with Allow', async () => {
+  const a = await call(`${t.url('control')}/healthz`, { method: 'POST' });
+  assert.equal(a.status, 405);
+  assert.equal(a.json.code, 'method-not-allowed');
+  assert.match(String(a.headers.allow), /GET/);
+});
+
+test('HEAD on a probe answers without a body', async () => {
+  const a = await call(`${t.url('data')}/healthz`, { method: 'HEAD' });
+  assert.equal(a.status, 200);
+  assert.equal(a.text, '');
+});
+
+test('a malformed percent-escape is a 400, not a crash', async () => {
+  const a = await call(`${t.url('control')}/api/%E0%A4%A`);
+  assert.equal(a.status, 400);
+  assert.equal(a.json.code, 'path.invalid');
+});
+
+test('the control plane serves its OpenAPI 3.1 document, describing what exists', async () => {
+  const a = await call(`${t.url('control')}/api/openapi.json`);
+  assert.equal(a.status, 200);
+  assert.equal(a.json.openapi, '3.1.0');
+  for (const [path, method] of [['/healthz', 'get'], ['/readyz', 'get'], ['/api/session', 'post'], ['/api/session', 'get'], ['/api/session', 'delete'], ['/api/openapi.json', 'get']]) {
+    assert.ok(a.json.paths[path!]?.[method!], `${method} ${path} documented`);
+  }
+  assert.ok(a.json.components.schemas.Problem);
+  assert.equal(a.json.paths['/__clock'], undefined, 'the test clock is absent without GATEWAY_CLOCK=manual');
+});
+
+test('the internal plane serves its own OpenAPI document', async () => {
+  const a = await call(`${t.url('internal')}/api/openapi.json`);
+  assert.equal(a.status, 200);
+  assert.equal(a.json.info.title, 'Meerkat internal plane');
+  assert.ok(a.json.paths['/readyz']);
+});
+
+test('without the manual clock, /__clock does not exist', async () => {
+  const a = await call(`${t.url('control')}/__clock`);
+  assert.equal(a.status, 404);
+});

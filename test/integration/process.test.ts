@@ -1,0 +1,159 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
+import { Agent, request } from 'undici';
+import { createTestDatabase, TEST_DATABASE } from '../helpers/db.ts';
+import { loopbackEnv } from '../helpers/gateway.ts';
+import { call } from '../helpers/http.ts';
+import { runCli, startProcess } from '../helpers/process.ts';
+
+function dbEnv(db: { dataDir: string; databaseUrl: string | undefined }): Record<string, string> {
+  return { GATEWAY_DATA_DIR: db.dataDir, ...(db.databaseUrl ? { GATEWAY_DATABASE_URL: db.databaseUrl } : {}) };
+}
+
+test('meerkat start serves /readyz on all three planes; SIGTERM drains a request in flight and exits 0', async () => {
+  const db = await createTestDatabase();
+  try {
+    const env = loopbackEnv({ ...dbEnv(db) });
+    delete (env as Record<string, string | undefined>).GATEWAY_ROOT_PASSWORD;
+    const gw = await startProcess(env);
+    for (const plane of ['data', 'control', 'internal']) {
+      const r = await call(`${gw.urls[plane]}/readyz`);
+      assert.equal(r.status, 200, `${plane}: ${r.text}`);
+    }
+    // First start without GATEWAY_ROOT_PASSWORD: a generated password is printed once, and works.
+    const m = /password:\n\n {4}(\S+)\n/.exec(gw.stderr());
+    assert.ok(m, 'the generated root password is printed to standard error');
+    const signin = await call(`${gw.urls.control}/api/session`, { method: 'POST', body: { name: 'root', password: m[1] } });
+    assert.equal(signin.status, 200);
+
+    // A request in flight: headers sent, body still coming when SIGTERM arrives.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => { release = r; });
+    async function* slowBody() {
+      yield Buffer.from('{"name":"root",');
+      await gate;
+      yield Buffer.from(`"password":${JSON.stringify(m![1])}}`);
+    }
+    const inFlight = request(`${gw.urls.control}/api/session`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: Readable.from(slowBody()),
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    gw.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    // New connections are refused while the old request drains (a fresh agent: the kept-alive
+    // connections of earlier calls would be answered, with `connection: close`).
+    const fresh = new Agent();
+    await assert.rejects(request(`${gw.urls.data}/healthz`, { dispatcher: fresh }));
+    await fresh.close();
+    release();
+    const answered = await inFlight;
+    assert.equal(answered.statusCode, 200, 'the request in flight was answered');
+    await answered.body.text();
+    assert.equal(await gw.exited, 0);
+    const lines = gw.stderr().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string });
+    assert.ok(lines.some((l) => l.msg === 'stopping: no new connections; draining requests in flight'));
+    assert.ok(lines.some((l) => l.msg === 'gateway stopped'));
+  } finally {
+    await db.drop();
+  }
+});
+
+test('bad settings stop the process with a sentence naming the variable', async () => {
+  const cases: Array<[string, string]> = [['GATEWAY_ADDR', 'nonsense'], ['GATEWAY_VAULT_KEY', 'xyz'], ['GATEWAY_CLOCK', 'manual']];
+  for (const [name, value] of cases) {
+    const r = await runCli(['start'], { [name]: value });
+    assert.equal(r.code, 78, `${name}: ${r.stderr}`);
+    assert.match(r.stderr, new RegExp(`^meerkat: ${name}`));
+  }
+});
+
+test('a typo in GATEWAY_LOG_LEVEL starts at info with a warning', async () => {
+  const db = await createTestDatabase();
+  try {
+    const gw = await startProcess(loopbackEnv({ ...dbEnv(db), GATEWAY_LOG_LEVEL: 'verbsoe' }));
+    assert.match(gw.stderr(), /GATEWAY_LOG_LEVEL=\\"verbsoe\\" is not a level/);
+    assert.doesNotMatch(gw.stderr(), /"level":"debug"/);
+    gw.child.kill('SIGTERM');
+    assert.equal(await gw.exited, 0);
+  } finally {
+    await db.drop();
+  }
+});
+
+test('a port already taken: the gateway says which plane and address, and exits 1', async () => {
+  const db = await createTestDatabase();
+  const db2 = await createTestDatabase();
+  try {
+    const first = await startProcess(loopbackEnv(dbEnv(db)));
+    const taken = new URL(first.urls.internal!).host;
+    const second = await runCli(['start'], loopbackEnv({ ...dbEnv(db2), GATEWAY_INTERNAL_ADDR: taken }));
+    assert.equal(second.code, 1);
+    assert.match(second.stderr, new RegExp(`internal plane cannot listen on ${taken.replace(/\./g, '\\.')}`));
+    first.child.kill('SIGTERM');
+    assert.equal(await first.exited, 0);
+  } finally {
+    await db.drop();
+    await db2.drop();
+  }
+});
+
+test('meerkat token create prints a token once; the running gateway accepts it', async () => {
+  const db = await createTestDatabase();
+  try {
+    const env = loopbackEnv(dbEnv(db));
+    const gw = await startProcess(env);
+    const minted = await runCli(['token', 'create', '--name', 'billing', '--kind', 'schedules', '--routes', 'orders,invoices', '--roles', 'billing'], env);
+    assert.equal(minted.code, 0, minted.stderr);
+    const token = minted.stdout.trim();
+    assert.match(token, /^mk_[\w-]{43}$/);
+    assert.match(minted.stderr, /schedules token "billing" created/);
+    // The gateway folds in changes written by other processes.
+    let status = 0;
+    for (let i = 0; i < 100 && status !== 404; i++) {
+      status = (await call(`${gw.urls.internal}/api/unknown`, { headers: { authorization: `Bearer ${token}` } })).status;
+      if (status !== 404) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(status, 404, 'the token opened the internal plane (the path itself does not exist)');
+
+    const usage = await runCli(['token', 'create', '--name', 'x', '--kind', 'root'], env);
+    assert.equal(usage.code, 64);
+    assert.match(usage.stderr, /--kind must be admin or schedules/);
+    const noAccount = await runCli(['token', 'create', '--name', 'x', '--kind', 'admin', '--account', 'ghost'], env);
+    assert.equal(noAccount.code, 64);
+    assert.match(noAccount.stderr, /no account named "ghost"/);
+    const unknown = await runCli(['frobnicate'], env);
+    assert.equal(unknown.code, 64);
+    const migrated = await runCli(['migrate'], env);
+    assert.equal(migrated.code, 0);
+    assert.match(migrated.stderr, /up to date/);
+    gw.child.kill('SIGTERM');
+    assert.equal(await gw.exited, 0);
+  } finally {
+    await db.drop();
+  }
+});
+
+if (TEST_DATABASE === 'postgres') {
+  test('cluster mode: three nodes starting together on an empty database migrate once and all serve', async () => {
+    const db = await createTestDatabase();
+    try {
+      const env = loopbackEnv(dbEnv(db));
+      delete (env as Record<string, string | undefined>).GATEWAY_ROOT_PASSWORD;
+      const nodes = await Promise.all([1, 2, 3].map((n) => startProcess({ ...env, GATEWAY_NODE_NAME: `node-${n}` })));
+      for (const node of nodes) {
+        const r = await call(`${node.urls.control}/readyz`);
+        assert.equal(r.status, 200, r.text);
+      }
+      const migrated = nodes.filter((n) => /"msg":"database migrated"/.test(n.stderr()));
+      assert.equal(migrated.length, 1, 'exactly one node applied the migrations');
+      // One root: exactly one node generated (and printed) its password.
+      const printed = nodes.filter((n) => /the account "root" was created/.test(n.stderr()));
+      assert.equal(printed.length, 1);
+      for (const node of nodes) node.child.kill('SIGTERM');
+      for (const node of nodes) assert.equal(await node.exited, 0);
+    } finally {
+      await db.drop();
+    }
+  });
+}

@@ -1,0 +1,113 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestGateway, ROOT_PASSWORD, type TestGateway } from '../helpers/gateway.ts';
+import { call, signIn } from '../helpers/http.ts';
+
+let t: TestGateway;
+let control: string;
+before(async () => {
+  t = await startTestGateway();
+  control = t.url('control');
+});
+after(async () => { await t?.close(); });
+
+test('root signs in; the cookie is HttpOnly, SameSite=Strict, not Secure over plain HTTP', async () => {
+  const a = await call(`${control}/api/session`, { method: 'POST', body: { name: 'root', password: ROOT_PASSWORD }, headers: { origin: control } });
+  assert.equal(a.status, 200, a.text);
+  assert.equal(a.json.account.name, 'root');
+  assert.deepEqual(a.json.account.capabilities, ['root']);
+  const setCookie = String(a.headers['set-cookie']);
+  assert.match(setCookie, /^mk_session=mks_[\w-]{43};/);
+  assert.match(setCookie, /HttpOnly/);
+  assert.match(setCookie, /SameSite=Strict/);
+  assert.doesNotMatch(setCookie, /Secure/);
+  const cookie = setCookie.split(';')[0]!;
+  const me = await call(`${control}/api/session`, { headers: { cookie } });
+  assert.equal(me.status, 200);
+  assert.equal(me.json.account.name, 'root');
+  assert.equal(me.json.via, 'session');
+});
+
+test('a wrong password, an unknown name: the same refusal', async () => {
+  const wrong = await call(`${control}/api/session`, { method: 'POST', body: { name: 'root', password: 'not the password' } });
+  const unknown = await call(`${control}/api/session`, { method: 'POST', body: { name: 'nobody', password: 'whatever it is' } });
+  assert.equal(wrong.status, 401);
+  assert.equal(unknown.status, 401);
+  assert.equal(wrong.json.code, 'signin.refused');
+  assert.deepEqual(wrong.json, unknown.json);
+  assert.equal(wrong.headers['set-cookie'], undefined);
+});
+
+test('without a session, the session resource is 401', async () => {
+  const a = await call(`${control}/api/session`);
+  assert.equal(a.status, 401);
+  assert.equal(a.json.code, 'unauthenticated');
+  const forged = await call(`${control}/api/session`, { headers: { cookie: 'mk_session=mks_forged' } });
+  assert.equal(forged.status, 401);
+});
+
+test('unsafe methods with a session cookie need the console\'s own Origin', async () => {
+  const cookie = await signIn(control, 'root', ROOT_PASSWORD);
+  const none = await call(`${control}/api/session`, { method: 'DELETE', headers: { cookie } });
+  assert.equal(none.status, 403);
+  assert.equal(none.json.code, 'origin-mismatch');
+  const other = await call(`${control}/api/session`, { method: 'DELETE', headers: { cookie, origin: 'https://evil.example' } });
+  assert.equal(other.status, 403);
+  assert.match(other.json.detail, /evil\.example/);
+  const stillIn = await call(`${control}/api/session`, { headers: { cookie } });
+  assert.equal(stillIn.status, 200, 'a refused sign-out leaves the session alone');
+});
+
+test('sign-in from another site is refused (login CSRF)', async () => {
+  const a = await call(`${control}/api/session`, { method: 'POST', body: { name: 'root', password: ROOT_PASSWORD }, headers: { origin: 'https://evil.example' } });
+  assert.equal(a.status, 403);
+  assert.equal(a.json.code, 'origin-mismatch');
+});
+
+test('DELETE /api/session signs out: the cookie is cleared and dead', async () => {
+  const cookie = await signIn(control, 'root', ROOT_PASSWORD);
+  const out = await call(`${control}/api/session`, { method: 'DELETE', headers: { cookie, origin: control } });
+  assert.equal(out.status, 204);
+  assert.match(String(out.headers['set-cookie']), /mk_session=;.*Max-Age=0/);
+  const after = await call(`${control}/api/session`, { headers: { cookie } });
+  assert.equal(after.status, 401);
+});
+
+test('bad sign-in bodies are refused with the field named, never a 500', async () => {
+  const cases: Array<[unknown, string | undefined, number, string]> = [
+    [undefined, '{not json', 400, 'body.invalid-json'],
+    [undefined, '[1,2]', 400, 'field.invalid'],
+    [{ name: 42, password: 'x' }, undefined, 400, 'field.invalid'],
+    [{ name: 'root' }, undefined, 400, 'field.invalid'],
+    [{ name: 'root', password: 'p'.repeat(2000) }, undefined, 400, 'field.invalid'],
+    [{ name: 'root', password: 'x', code: 7 }, undefined, 400, 'field.invalid'],
+  ];
+  for (const [body, raw, status, code] of cases) {
+    const a = await call(`${control}/api/session`, { method: 'POST', ...(raw !== undefined ? { raw, headers: { 'content-type': 'application/json' } } : { body }) });
+    assert.equal(a.status, status, `${raw ?? JSON.stringify(body)} -> ${a.text}`);
+    assert.equal(a.json.code, code);
+  }
+  const field = await call(`${control}/api/session`, { method: 'POST', body: { name: 'root' } });
+  assert.equal(field.json.field, 'password');
+  const media = await call(`${control}/api/session`, { method: 'POST', raw: 'name=root', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  assert.equal(media.status, 415);
+  assert.equal(media.json.code, 'body.media-type');
+  const big = await call(`${control}/api/session`, { method: 'POST', raw: 'x'.repeat(1024 * 1024 + 10), headers: { 'content-type': 'application/json' } });
+  assert.equal(big.status, 413);
+  assert.equal(big.json.code, 'body.too-large');
+});
+
+test('five failures lock the name; the sixth try is 429 even with the right password', async () => {
+  const name = 'root';
+  const statuses: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    statuses.push((await call(`${control}/api/session`, { method: 'POST', body: { name, password: `wrong ${i} password` } })).status);
+  }
+  assert.deepEqual(statuses.slice(0, 4), [401, 401, 401, 401]);
+  assert.equal(statuses[4], 429);
+  const right = await call(`${control}/api/session`, { method: 'POST', body: { name, password: ROOT_PASSWORD } });
+  assert.equal(right.status, 429);
+  assert.equal(right.json.code, 'signin.locked');
+  assert.ok(Number(right.headers['retry-after']) > 0);
+  assert.ok(t.logs.some((r) => r.msg === 'sign-in locked'));
+});

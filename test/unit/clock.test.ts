@@ -1,0 +1,25 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ManualClock } from '../../src/clock/clock.ts';
+
+test('the manual clock fires due timers in due order, each at its own time', () => {
+  const clock = new ManualClock(1_000);
+  const seen: Array<[string, number]> = [];
+  clock.after(300, () => seen.push(['c', clock.now()]));
+  clock.after(100, () => {
+    seen.push(['a', clock.now()]);
+    clock.after(50, () => seen.push(['a2', clock.now()]));
+  });
+  const cancelled = clock.after(200, () => seen.push(['cancelled', clock.now()]));
+  cancelled.cancel();
+  clock.after(1_000, () => seen.push(['late', clock.now()]));
+  assert.equal(clock.advance(500), 1_500);
+  assert.deepEqual(seen, [['a', 1_100], ['a2', 1_150], ['c', 1_300]]);
+  clock.advance(500);
+  assert.deepEqual(seen.at(-1), ['late', 2_000]);
+});
+
+test('the manual clock never moves backwards', () => {
+  const clock = new ManualClock(5_000);
+  assert.equal(clock.set(4_000), 5_000);
+});

@@ -1,0 +1,97 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadSettings, SettingsError } from '../../src/settings/settings.ts';
+import { parseListenAddress } from '../../src/settings/address.ts';
+
+function refusal(env: Record<string, string>): SettingsError {
+  try {
+    loadSettings(env);
+  } catch (err) {
+    assert.ok(err instanceof SettingsError, `expected a SettingsError, got ${String(err)}`);
+    return err;
+  }
+  assert.fail(`settings ${JSON.stringify(env)} were accepted`);
+}
+
+test('defaults are the spec\'s ports on every interface', () => {
+  const s = loadSettings({});
+  assert.deepEqual(s.listen.data, { host: '0.0.0.0', port: 8080 });
+  assert.deepEqual(s.listen.control, { host: '0.0.0.0', port: 9090 });
+  assert.deepEqual(s.listen.internal, { host: '0.0.0.0', port: 7070 });
+  assert.deepEqual(s.listenTls.data, { host: '0.0.0.0', port: 8443 });
+  assert.deepEqual(s.listenTls.control, { host: '0.0.0.0', port: 9443 });
+  assert.deepEqual(s.listenTls.internal, { host: '0.0.0.0', port: 7443 });
+  assert.equal(s.logLevel, 'info');
+  assert.equal(s.logFormat, 'text');
+  assert.equal(s.edition, 'community');
+  assert.equal(s.clock, 'system');
+  assert.equal(s.databaseUrl, undefined);
+  assert.ok(Object.isFrozen(s) && Object.isFrozen(s.listen));
+});
+
+test('listen addresses: host:port, :port, [v6]:port and port 0', () => {
+  assert.deepEqual(parseListenAddress('127.0.0.1:0'), { host: '127.0.0.1', port: 0 });
+  assert.deepEqual(parseListenAddress(':9090'), { host: '0.0.0.0', port: 9090 });
+  assert.deepEqual(parseListenAddress('[::1]:80'), { host: '::1', port: 80 });
+  assert.deepEqual(parseListenAddress('gateway.local:8080'), { host: 'gateway.local', port: 8080 });
+  for (const bad of ['nonsense', '8080', ':65536', ':-1', 'a b:80', '::1:80', '[zz]:80', ':http']) {
+    assert.equal(typeof parseListenAddress(bad), 'string', bad);
+  }
+});
+
+test('each bad value stops the boot with a sentence naming the variable', () => {
+  const cases: Array<[string, string]> = [
+    ['GATEWAY_ADDR', 'nonsense'],
+    ['GATEWAY_ADMIN_ADDR', ':99999'],
+    ['GATEWAY_INTERNAL_ADDR', 'x y:1'],
+    ['GATEWAY_TLS_ADDR', 'nope'],
+    ['GATEWAY_ADMIN_TLS_ADDR', ':abc'],
+    ['GATEWAY_INTERNAL_TLS_ADDR', '1.2.3.4'],
+    ['GATEWAY_LOG_FORMAT', 'xml'],
+    ['GATEWAY_EDITION', 'enterprise'],
+    ['GATEWAY_CLOCK', 'fast'],
+    ['GATEWAY_VAULT_KEY', 'c2hvcnQ='],
+    ['GATEWAY_DATABASE_URL', 'mysql://localhost/db'],
+    ['GATEWAY_DATABASE_URL', 'not a url'],
+    ['GATEWAY_DATABASE_URL', 'postgres://localhost'],
+    ['GATEWAY_ROOT_PASSWORD', 'short'],
+    ['GATEWAY_CONFIG', '/nonexistent/meerkat.yaml'],
+    ['GATEWAY_CONFIG', 'package.txt'],
+    ['GATEWAY_OTLP_ENDPOINT', 'ftp://collector'],
+    ['GATEWAY_NODE_NAME', 'has spaces'],
+    ['GATEWAY_DRAIN_TIMEOUT', 'soon'],
+  ];
+  for (const [name, value] of cases) {
+    const err = refusal({ [name]: value });
+    assert.equal(err.variable, name);
+    assert.match(err.message, new RegExp(name), `${name}=${value}: ${err.message}`);
+    assert.ok(err.message.endsWith('.'), `a sentence: ${err.message}`);
+  }
+});
+
+test('a GATEWAY_LOG_LEVEL typo falls back to info with a warning (spec 1.4 rule 2)', () => {
+  const s = loadSettings({ GATEWAY_LOG_LEVEL: 'verbose' });
+  assert.equal(s.logLevel, 'info');
+  assert.equal(s.warnings.length, 1);
+  assert.match(s.warnings[0]!, /GATEWAY_LOG_LEVEL="verbose"/);
+  assert.equal(loadSettings({ GATEWAY_LOG_LEVEL: 'WARN' }).logLevel, 'warn');
+});
+
+test('the manual clock is refused unless every listener is on loopback', () => {
+  const err = refusal({ GATEWAY_CLOCK: 'manual' });
+  assert.equal(err.variable, 'GATEWAY_CLOCK');
+  assert.match(err.message, /loopback/);
+  const loop = {
+    GATEWAY_ADDR: '127.0.0.1:0', GATEWAY_ADMIN_ADDR: '127.0.0.1:0', GATEWAY_INTERNAL_ADDR: '[::1]:0',
+    GATEWAY_TLS_ADDR: 'localhost:0', GATEWAY_ADMIN_TLS_ADDR: '127.0.0.2:0', GATEWAY_INTERNAL_TLS_ADDR: '127.0.0.1:0',
+  };
+  assert.equal(loadSettings({ ...loop, GATEWAY_CLOCK: 'manual' }).clock, 'manual');
+  assert.throws(() => loadSettings({ ...loop, GATEWAY_TLS_ADDR: ':8443', GATEWAY_CLOCK: 'manual' }), /data/);
+});
+
+test('a valid vault key and database URL are kept', () => {
+  const key = Buffer.alloc(32, 7).toString('base64');
+  const s = loadSettings({ GATEWAY_VAULT_KEY: key, GATEWAY_DATABASE_URL: 'postgres://u:p@db:5432/meerkat' });
+  assert.equal(s.vaultKey?.length, 32);
+  assert.equal(s.databaseUrl, 'postgres://u:p@db:5432/meerkat');
+});
