@@ -7,8 +7,9 @@ import { LogHub, stderrSink, errorAttrs } from './log/logger.ts';
 import { loadSettings, SettingsError, type Settings } from './settings/settings.ts';
 import { startGateway, type Gateway } from './gateway.ts';
 import { openStore, migrate } from './store/orm.ts';
-import { mintToken, TOKEN_KINDS, type TokenKind } from './core/tokens/mint.ts';
-import { Account } from './store/entities.ts';
+import { TOKEN_KINDS, type TokenKind } from './core/tokens/mint.ts';
+import { createToken } from './core/tokens/create.ts';
+import { GatewayError } from './http/errors.ts';
 import { VERSION } from './version.ts';
 
 const USAGE = `usage:
@@ -103,18 +104,18 @@ async function tokenCreate(args: string[]): Promise<void> {
   if (kind === 'admin' && (values.routes || values.roles)) throw new UsageError('--routes and --roles are the perimeter of a schedules token; an admin token has none');
   const minted = await withStore(async (store) => {
     await migrate(store);
-    let account: string | null = null;
-    if (kind === 'admin') {
-      const who = values.account ?? 'root';
-      const row = await store.em().findOne(Account, { name: who });
-      if (!row) throw new UsageError(`no account named "${who}"; an admin token acts as an account (--account NAME)`);
-      account = row.id;
+    try {
+      return await createToken(store.em(), {
+        name, kind,
+        account: kind === 'admin' ? values.account ?? 'root' : null,
+        routes: kind === 'schedules' ? list(values.routes) ?? ['*'] : null,
+        roles: kind === 'schedules' ? list(values.roles) ?? [] : null,
+      }, Date.now());
+    } catch (err) {
+      // The same refusals as the API, said for a command line.
+      if (err instanceof GatewayError) throw new UsageError(err.field ? `--${err.field}: ${err.detail}` : err.detail);
+      throw err;
     }
-    return mintToken(store.em(), {
-      name, kind, account,
-      routes: kind === 'schedules' ? list(values.routes) ?? ['*'] : null,
-      roles: kind === 'schedules' ? list(values.roles) ?? [] : null,
-    }, Date.now());
   });
   process.stderr.write(`meerkat: ${minted.kind} token "${minted.name}" created (id ${minted.id}); it is printed once:\n`);
   process.stdout.write(minted.token + '\n');

@@ -15,6 +15,8 @@ import type { ExchangeHandler } from './http/exchange.ts';
 import { sendFailure } from './http/respond.ts';
 import type { GatewayContext, Readiness } from './planes/context.ts';
 import { dataPlane } from './planes/data/plane.ts';
+import { UpstreamPools } from './pipeline/upstream.ts';
+import { readDeclarative } from './core/declarative/document.ts';
 import { controlPlane } from './planes/control/plane.ts';
 import { internalPlane } from './planes/internal/plane.ts';
 import { VERSION } from './version.ts';
@@ -68,12 +70,21 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     } finally {
       await store.close();
     }
-    loadMasterKey(settings.vaultKey, settings.dataDir, settings.databaseUrl !== undefined, log);
+    const masterKey = loadMasterKey(settings.vaultKey, settings.dataDir, settings.databaseUrl !== undefined, log);
 
-    const config = new ConfigClient({ store: storeOptions, log, clock });
+    const config = new ConfigClient({ store: storeOptions, log, clock, masterKey });
     cleanups.push(() => config.stop());
     await config.start();
     const actors = [config.host];
+    if (settings.configFile) {
+      let applied: { created: number; updated: number };
+      try {
+        applied = await config.call('config.apply', readDeclarative(settings.configFile));
+      } catch (err) {
+        throw new Error(`GATEWAY_CONFIG ${settings.configFile}: ${(err as Error).message}`);
+      }
+      log.info('declarative configuration applied', { file: settings.configFile, ...applied });
+    }
 
     const readiness = async (): Promise<Readiness> => {
       let database: Readiness['database'] = 'ok';
@@ -104,8 +115,11 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
         : {}),
     };
 
+    const pools = new UpstreamPools();
+    cleanups.push(() => pools.close());
+    config.view.onSnapshot(() => pools.retain(new Set(config.view.origins.values())));
     const handlers: Record<PlaneName, ExchangeHandler> = {
-      data: dataPlane(ctx),
+      data: dataPlane(ctx, pools),
       control: controlPlane(ctx),
       internal: internalPlane(ctx),
     };

@@ -35,6 +35,8 @@ export interface Exchange {
   /** Writes a chunk; resolves when more may be written (back-pressure). */
   write(chunk: Uint8Array): Promise<void>;
   end(chunk?: Uint8Array): void;
+  /** Cuts the connection: the only honest end for an answer that broke off half-way. */
+  abort(): void;
 }
 
 export type ExchangeHandler = (ex: Exchange) => void | Promise<void>;

@@ -174,6 +174,12 @@ export function openUwsDoor(opts: DoorOptions): Door {
         res.cork(() => res.end(chunk ?? '', draining));
         finish();
       },
+      abort() {
+        if (aborted || responded) return;
+        responded = true;
+        res.close();
+        finish();
+      },
     };
 
     Promise.resolve()

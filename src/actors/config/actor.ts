@@ -3,17 +3,37 @@ import { runActor } from '../../workers/actor-runtime.ts';
 import { openStore } from '../../store/orm.ts';
 import { Change, Session } from '../../store/entities.ts';
 import { hashSecret, newSecret } from '../../core/secrets.ts';
-import { mintToken } from '../../core/tokens/mint.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import type { ConfigCalls, ConfigEvent, ConfigInit } from './messages.ts';
 import { latestChange, loadSnapshot } from './snapshot.ts';
+import { ensureSigningKey } from './signing-keys.ts';
+import type { WriteDeps } from './handlers/deps.ts';
+import { routeHandlers } from './handlers/routes.ts';
+import { roleHandlers } from './handlers/roles.ts';
+import { accountHandlers } from './handlers/accounts.ts';
+import { tokenHandlers } from './handlers/tokens.ts';
+import { organisationHandlers } from './handlers/organisations.ts';
+import { vaultHandlers } from './handlers/vault.ts';
+import { declarativeHandlers } from './handlers/declarative.ts';
 
 runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
   const store = await openStore({ ...init.store, poolSize: 2 });
+  const masterKey = Buffer.from(init.masterKey, 'base64');
   let version = 0;
+  const reported = new Set<string>();
+
+  if (await ensureSigningKey(store, masterKey, ctx.clock.now())) ctx.log.info('identity signing key created');
 
   const publish = async () => {
-    const snapshot = await loadSnapshot(store.em(), ctx.clock.now());
+    const snapshot = await loadSnapshot(store.em(), {
+      now: ctx.clock.now(),
+      masterKey,
+      onUnsealable: (kid, reason) => {
+        if (reported.has(kid)) return;
+        reported.add(kid);
+        ctx.log.error('identity signing key cannot be unsealed on this node', { kid, reason });
+      },
+    });
     version = snapshot.version;
     ctx.emit({ type: 'snapshot', snapshot });
   };
@@ -35,6 +55,8 @@ runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
       }
     })();
   }, init.pollMs);
+
+  const deps: WriteDeps = { store, masterKey, now: () => ctx.clock.now(), publish };
 
   return {
     handlers: {
@@ -62,11 +84,13 @@ runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
         ctx.emit({ type: 'session.removed', id });
         return null;
       },
-      'token.create': async (req) => {
-        const minted = await mintToken(store.em(), req, ctx.clock.now());
-        await publish();
-        return minted;
-      },
+      ...tokenHandlers(deps),
+      ...routeHandlers(deps),
+      ...roleHandlers(deps),
+      ...accountHandlers(deps),
+      ...organisationHandlers(deps),
+      ...vaultHandlers(deps),
+      ...declarativeHandlers(deps),
     },
     stop: async () => {
       clearInterval(poll);

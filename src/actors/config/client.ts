@@ -4,14 +4,34 @@ import type { Clock } from '../../clock/clock.ts';
 import { ActorHost } from '../../workers/supervisor.ts';
 import { siblingModule } from '../../workers/spawn.ts';
 import type { StoreOptions } from '../../store/orm.ts';
+import type { OrganisationView, RoleView, RouteView } from '../../core/model.ts';
+import { RouteTable } from '../../pipeline/route-table.ts';
+import { RoleGraph } from '../../pipeline/roles.ts';
+import { IdentitySigner } from '../../pipeline/identity.ts';
+import { EndpointRules } from '../../pipeline/endpoint-rules.ts';
 import type { AccountView, ConfigCalls, ConfigEvent, ConfigInit, SessionView, Snapshot, TokenView } from './messages.ts';
 
-/** Indexed views of the latest snapshot, for O(1) look-ups on the request path. */
+/**
+ * Indexed views of the latest snapshot, for O(1) look-ups on the request path. A new snapshot
+ * replaces every structure at once; a request holding the old ones finishes on them.
+ */
 export class ConfigView {
   accountsById = new Map<string, AccountView>();
   accountsByName = new Map<string, AccountView>();
   sessions = new Map<string, SessionView>();
   tokensByHash = new Map<string, TokenView>();
+  routesById = new Map<string, RouteView>();
+  organisations = new Map<string, OrganisationView>();
+  /** The catalogue, by name, in name order. */
+  rolesByName = new Map<string, RoleView>();
+  routeTable = new RouteTable([]);
+  /** Each route's upstream origin (`http://host:port`): the key of its connection pool. */
+  origins = new Map<string, string>();
+  /** Compiled endpoint rules of each route that has some. */
+  endpointRules = new Map<string, EndpointRules>();
+  roles = new RoleGraph([]);
+  /** undefined when this node holds no signing key it can open (identity: jwt routes answer 503). */
+  signer: IdentitySigner | undefined;
   version = -1;
 
   apply(event: ConfigEvent): void {
@@ -34,18 +54,41 @@ export class ConfigView {
     this.accountsByName = new Map(s.accounts.map((a) => [a.name, a]));
     this.sessions = new Map(s.sessions.map((x) => [x.id, x]));
     this.tokensByHash = new Map(s.tokens.map((t) => [t.hash, t]));
+    this.routesById = new Map(s.routes.map((r) => [r.id, r]));
+    this.organisations = new Map(s.organisations.map((o) => [o.id, o]));
+    this.routeTable = new RouteTable(s.routes);
+    this.origins = new Map(s.routes.map((r) => [r.id, new URL(r.upstream).origin]));
+    this.endpointRules = new Map(s.routes.filter((r) => r.endpointRules.length > 0).map((r) => [r.id, new EndpointRules(r.endpointRules)]));
+    this.rolesByName = new Map(s.roles.map((r) => [r.name, r]));
+    this.roles = new RoleGraph(s.roles);
+    // Keys change rarely: keep the signer (and its token cache) while the key set is the same.
+    const kids = s.signingKeys.map((k) => k.kid).join(',');
+    if (kids !== this.signerKids) {
+      this.signerKids = kids;
+      this.signer = s.signingKeys.length > 0 ? new IdentitySigner(s.signingKeys) : undefined;
+    }
+    for (const fn of this.listeners) fn();
   }
+
+  private readonly listeners: Array<() => void> = [];
+
+  /** Runs after each new snapshot is in place. */
+  onSnapshot(fn: () => void): void {
+    this.listeners.push(fn);
+  }
+
+  private signerKids = '';
 }
 
 export class ConfigClient {
   readonly view = new ConfigView();
   readonly host: ActorHost<ConfigCalls, ConfigInit, ConfigEvent>;
 
-  constructor(opts: { store: StoreOptions; log: Logger; clock: Clock; pollMs?: number }) {
+  constructor(opts: { store: StoreOptions; log: Logger; clock: Clock; masterKey: Buffer; pollMs?: number }) {
     this.host = new ActorHost<ConfigCalls, ConfigInit, ConfigEvent>({
       name: 'config',
       module: siblingModule(import.meta.url, './actor.ts'),
-      init: () => ({ store: opts.store, pollMs: opts.pollMs ?? 1000 }),
+      init: () => ({ store: opts.store, pollMs: opts.pollMs ?? 1000, masterKey: opts.masterKey.toString('base64') }),
       log: opts.log,
       clock: opts.clock,
       onEvent: (event) => this.view.apply(event),

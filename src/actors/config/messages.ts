@@ -1,10 +1,16 @@
 /**
- * ConfigActor's protocol. The actor owns the configuration tables (accounts, sessions, tokens;
- * routes and roles later) and pushes snapshots, so the main thread answers requests from memory
- * and never waits on the database in the request path.
+ * ConfigActor's protocol. The actor owns the configuration tables (accounts, sessions, tokens,
+ * routes, roles, organisations, the vault, the identity signing keys) and pushes snapshots, so
+ * the main thread answers requests from memory and never waits on the database in the request
+ * path. Every write is one transaction with its change row; a refusal leaves nothing behind.
  */
 import type { StoreOptions } from '../../store/orm.ts';
 import type { TokenRequest, MintedToken } from '../../core/tokens/mint.ts';
+import type { OrganisationView, RoleView, RouteView } from '../../core/model.ts';
+import type { RouteInput } from '../../core/routes/route-input.ts';
+import type { OrganisationInput } from '../../core/organisations/organisation-input.ts';
+import type { SigningKey } from '../../pipeline/identity.ts';
+import type { Declarative } from '../../core/declarative/document.ts';
 
 export interface AccountView {
   readonly id: string;
@@ -39,6 +45,56 @@ export interface Snapshot {
   readonly accounts: readonly AccountView[];
   readonly sessions: readonly SessionView[];
   readonly tokens: readonly TokenView[];
+  readonly routes: readonly RouteView[];
+  readonly roles: readonly RoleView[];
+  readonly organisations: readonly OrganisationView[];
+  /** Unsealed signing keys, oldest first (the first signs). Empty when none can be unsealed. */
+  readonly signingKeys: readonly SigningKey[];
+}
+
+/** A route as the API answers it: the view plus what only the control plane needs. */
+export interface RouteRecord extends RouteView {
+  readonly openapi: unknown;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+export interface TokenRecord {
+  readonly id: string;
+  readonly name: string;
+  readonly kind: string;
+  readonly account: string | null;
+  readonly routes: readonly string[] | null;
+  readonly roles: readonly string[] | null;
+  readonly createdAt: number;
+  readonly revokedAt: number | null;
+}
+
+export interface VaultRecord {
+  readonly name: string;
+  /** `app`, or the organisation's id. */
+  readonly scope: string;
+  /** false: this node cannot open the value: it was sealed under another master key. */
+  readonly readable: boolean;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+export interface NewAccount {
+  readonly name: string;
+  readonly passwordHash: string;
+  readonly roles: readonly string[];
+  readonly capabilities: readonly string[];
+  readonly organisation: string | null;
+  readonly disabled: boolean;
+}
+
+export interface AccountChange {
+  readonly passwordHash?: string;
+  readonly roles?: readonly string[];
+  readonly capabilities?: readonly string[];
+  readonly organisation?: string | null;
+  readonly disabled?: boolean;
 }
 
 export type ConfigEvent =
@@ -51,10 +107,30 @@ export type ConfigCalls = {
   'session.create': { args: { account: string; ttlMs: number }; result: { secret: string; expiresAt: number } };
   'session.delete': { args: { id: string }; result: null };
   'token.create': { args: TokenRequest; result: MintedToken };
+  'token.list': { args: null; result: TokenRecord[] };
+  'token.revoke': { args: { id: string }; result: boolean };
+  'route.put': { args: RouteInput; result: { created: boolean; route: RouteRecord } };
+  'route.get': { args: { id: string }; result: RouteRecord | null };
+  'route.list': { args: null; result: RouteRecord[] };
+  'route.delete': { args: { id: string }; result: boolean };
+  'role.put': { args: { name: string; implies: string[] }; result: { created: boolean } };
+  'role.delete': { args: { name: string }; result: boolean };
+  'account.create': { args: NewAccount; result: { id: string } };
+  'account.update': { args: { id: string; change: AccountChange }; result: boolean };
+  'account.delete': { args: { id: string }; result: boolean };
+  'organisation.put': { args: OrganisationInput; result: { created: boolean } };
+  'organisation.delete': { args: { id: string }; result: boolean };
+  'vault.put': { args: { organisation: string | null; name: string; value: string }; result: { created: boolean } };
+  'vault.delete': { args: { organisation: string | null; name: string }; result: boolean };
+  'vault.list': { args: { organisation: string | null }; result: VaultRecord[] };
+  /** The declarative file (GATEWAY_CONFIG), applied whole or not at all. */
+  'config.apply': { args: Declarative; result: { created: number; updated: number } };
 };
 
 export interface ConfigInit {
   readonly store: StoreOptions;
   /** How often to look for changes written by other processes (other nodes, the CLI). */
   readonly pollMs: number;
+  /** The vault master key, base64: seals vault values and signing keys. */
+  readonly masterKey: string;
 }

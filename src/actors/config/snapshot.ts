@@ -1,15 +1,37 @@
 import type { EntityManager } from '@mikro-orm/core';
-import { Account, Change, Session, Token } from '../../store/entities.ts';
+import { Account, Change, Organisation, Role, Route, Session, SigningKeyRow, Token } from '../../store/entities.ts';
+import type { IdentityMode } from '../../core/model.ts';
+import { unseal } from '../../core/vault/seal.ts';
+import type { SigningKey } from '../../pipeline/identity.ts';
 import type { Snapshot } from './messages.ts';
 
+export interface SnapshotOptions {
+  readonly now: number;
+  readonly masterKey: Buffer;
+  /** Told about signing keys this node cannot open (another master key sealed them). */
+  readonly onUnsealable: (kid: string, reason: string) => void;
+}
+
 /** Reads the configuration tables into the plain snapshot the main thread serves from. */
-export async function loadSnapshot(em: EntityManager, now: number): Promise<Snapshot> {
-  const [accounts, sessions, tokens, version] = await Promise.all([
+export async function loadSnapshot(em: EntityManager, opts: SnapshotOptions): Promise<Snapshot> {
+  const [accounts, sessions, tokens, routes, roles, organisations, keys, version] = await Promise.all([
     em.find(Account, {}),
-    em.find(Session, { expiresAt: { $gt: now } }),
+    em.find(Session, { expiresAt: { $gt: opts.now } }),
     em.find(Token, { revokedAt: null }),
+    em.find(Route, {}, { orderBy: { id: 'asc' } }),
+    em.find(Role, {}, { orderBy: { name: 'asc' } }),
+    em.find(Organisation, {}, { orderBy: { id: 'asc' } }),
+    em.find(SigningKeyRow, {}, { orderBy: { createdAt: 'asc', kid: 'asc' } }),
     latestChange(em),
   ]);
+  const signingKeys: SigningKey[] = [];
+  for (const k of keys) {
+    try {
+      signingKeys.push({ kid: k.kid, privateKeyPem: unseal(opts.masterKey, `signing-key/${k.kid}`, k.sealed) });
+    } catch (err) {
+      opts.onUnsealable(k.kid, (err as Error).message);
+    }
+  }
   return {
     version,
     accounts: accounts.map((a) => ({
@@ -21,6 +43,14 @@ export async function loadSnapshot(em: EntityManager, now: number): Promise<Snap
       id: t.id, name: t.name, kind: t.kind, hash: t.hash, account: t.account ?? null,
       routes: t.routes ?? null, roles: t.roles ?? null,
     })),
+    routes: routes.map((r) => ({
+      id: r.id, upstream: r.upstream, paths: r.paths, hosts: r.hosts, stripPrefix: r.stripPrefix,
+      rule: r.rule ?? null, endpointRules: r.endpointRules, identity: r.identity as IdentityMode,
+      timeoutMs: r.timeoutMs, organisation: r.organisation ?? null,
+    })),
+    roles: roles.map((r) => ({ name: r.name, implies: r.implies })),
+    organisations: organisations.map((o) => ({ id: o.id, name: o.name, hours: o.hours ?? null })),
+    signingKeys,
   };
 }
 

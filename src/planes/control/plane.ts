@@ -9,12 +9,24 @@ import { addProbes } from '../probes.ts';
 import { authenticateControl } from './auth.ts';
 import { addClockRoutes } from './clock-routes.ts';
 import { addSessionRoutes } from './session-routes.ts';
+import { addRoutesApi } from './routes-api.ts';
+import { addRolesApi } from './roles-api.ts';
+import { addAccountsApi } from './accounts-api.ts';
+import { addTokensApi } from './tokens-api.ts';
+import { addOrganisationsApi } from './organisations-api.ts';
+import { addVaultApi } from './vault-api.ts';
 
 export function controlRouter(gw: GatewayContext): Router<Principal> {
   const router = new Router<Principal>();
   addProbes(router, gw);
   addSessionRoutes(router, gw);
   addClockRoutes(router, gw);
+  addRoutesApi(router, gw);
+  addRolesApi(router, gw);
+  addAccountsApi(router, gw);
+  addTokensApi(router, gw);
+  addOrganisationsApi(router, gw);
+  addVaultApi(router, gw);
   let document: Record<string, unknown> | undefined;
   router.add('GET', '/api/openapi.json', {
     summary: 'This document: the control plane\'s API', tags: ['meta'], auth: 'none',

@@ -1,25 +1,83 @@
 import { GatewayError } from '../../http/errors.ts';
-import type { ExchangeHandler } from '../../http/exchange.ts';
+import type { Exchange, ExchangeHandler } from '../../http/exchange.ts';
 import { sendFailure, serveApi } from '../../http/respond.ts';
 import { Router } from '../../http/router.ts';
+import { authenticate, authorise } from '../../pipeline/admit.ts';
+import { forwardRequestHeaders } from '../../pipeline/forward-headers.ts';
+import { identityHeaders } from '../../pipeline/identity.ts';
+import { normaliseHost } from '../../pipeline/route-table.ts';
+import { canonicalPath } from '../../pipeline/canonical-path.ts';
+import { relay, type UpstreamPools } from '../../pipeline/upstream.ts';
 import type { GatewayContext } from '../context.ts';
-import { ANONYMOUS_PRINCIPAL, type Principal } from '../principal.ts';
+import { ANONYMOUS_PRINCIPAL, SESSION_COOKIE, type Principal } from '../principal.ts';
 import { addProbes } from '../probes.ts';
 
-/**
- * Data plane (default :8080): application traffic. The gateway's own addresses (the probes) are
- * answered first; every other request is matched against the routes, and a request no route
- * takes is refused with `route.unknown`, naming what was asked.
- */
-export function dataPlane(gw: GatewayContext): ExchangeHandler {
+const OWN_COOKIES: ReadonlySet<string> = new Set([SESSION_COOKIE]);
+export const JWKS_PATH = '/.well-known/jwks.json';
+
+/** The gateway's own addresses on the data plane: the probes and the identity keys. */
+function ownRouter(gw: GatewayContext): Router<Principal> {
   const own = new Router<Principal>();
   addProbes(own, gw);
+  own.add('GET', JWKS_PATH, {
+    summary: 'Public keys that verify the X-Gateway-Identity JWT of routes with identity: jwt', tags: ['identity'], auth: 'none',
+    responses: { 200: { description: 'JWK set (ES256)' }, 503: { description: 'this node holds no signing key it can unseal' } },
+  }, () => {
+    const signer = gw.config.view.signer;
+    if (!signer) throw new GatewayError('identity.unavailable', 'This node cannot unseal the identity signing key (its vault master key differs); no key is published.');
+    return { body: signer.jwks(), headers: { 'cache-control': 'public, max-age=300' } };
+  });
+  return own;
+}
+
+/**
+ * Data plane (default :8080): application traffic. The gateway's own addresses are answered
+ * first; every other request goes through the pipeline: route match, authentication, rules,
+ * identity, upstream call. Everything is read from the snapshot in memory.
+ */
+export function dataPlane(gw: GatewayContext, pools: UpstreamPools): ExchangeHandler {
+  const own = ownRouter(gw);
+  const ownPaths = new Set(own.routes.map((r) => r.pattern));
+
+  const proxy = async (ex: Exchange) => {
+    const view = gw.config.view;
+    const path = canonicalPath(ex.path);
+    const match = view.routeTable.match(ex.headers.host, path);
+    if (!match) throw new GatewayError('route.unknown', `No route of this gateway matches ${ex.method} ${path}.`);
+    const { route } = match;
+    const { identity, dropAuthorization } = authenticate(view, ex.headers.authorization);
+    const now = gw.clock.now();
+    authorise(view, route, identity, ex.method, match.servicePath, now);
+
+    const headers = forwardRequestHeaders(ex.headers, { remoteAddress: ex.remoteAddress, secure: ex.secure, ownCookies: OWN_COOKIES, dropAuthorization });
+    if (identity) {
+      const signer = view.signer;
+      if (route.identity === 'jwt' && !signer) {
+        throw new GatewayError('identity.unavailable', 'This route forwards a signed identity, and this node cannot unseal the signing key (its vault master key differs).');
+      }
+      // Until the application's public names are declared (TLS doors), the issuer is the name the
+      // caller used. A caller choosing another Host only gets a token its service will not accept.
+      const host = normaliseHost(ex.headers.host ?? 'localhost');
+      const issuer = host.includes(':') ? `https://[${host}]` : `https://${host}`;
+      Object.assign(headers, identityHeaders(route.identity, identity, signer!, issuer, now));
+    }
+    const origin = view.origins.get(route.id)!;
+    await relay(ex, {
+      pool: pools.get(origin),
+      origin,
+      method: ex.method,
+      path: ex.query ? `${match.upstreamPath}?${ex.query}` : match.upstreamPath,
+      headers,
+      timeoutMs: route.timeoutMs,
+    });
+  };
+
   return async (ex) => {
     try {
-      if (await serveApi(own, ex, () => ANONYMOUS_PRINCIPAL)) return;
-      throw new GatewayError('route.unknown', `No route of this gateway matches ${ex.method} ${ex.path}.`);
+      if (ownPaths.has(ex.path) && (await serveApi(own, ex, () => ANONYMOUS_PRINCIPAL))) return;
+      await proxy(ex);
     } catch (err) {
-      sendFailure(ex, err, gw.log);
+      if (!ex.responded) sendFailure(ex, err, gw.log);
     }
   };
 }

@@ -1,0 +1,57 @@
+import { GatewayError } from '../../../http/errors.ts';
+import { Account, Session, Token } from '../../../store/entities.ts';
+import { newId } from '../../../core/secrets.ts';
+import { assertOrganisationExists, assertRolesExist } from '../../../core/references.ts';
+import type { ConfigCalls } from '../messages.ts';
+import { write, type WriteDeps } from './deps.ts';
+import type { ActorHandlers } from '../../../workers/actor-runtime.ts';
+
+type AccountCalls = Pick<ConfigCalls, 'account.create' | 'account.update' | 'account.delete'>;
+
+export function accountHandlers(deps: WriteDeps): ActorHandlers<AccountCalls> {
+  return {
+    'account.create': (input) => write(deps, 'account', async (em) => {
+      await assertRolesExist(em, input.roles, 'roles');
+      await assertOrganisationExists(em, input.organisation, 'organisation');
+      if (await em.findOne(Account, { name: input.name }, { fields: ['id'] })) {
+        throw new GatewayError('account.name-taken', `An account named "${input.name}" exists already.`, 'name');
+      }
+      const now = deps.now();
+      const id = newId();
+      em.create(Account, { id, ...input, roles: [...input.roles], capabilities: [...input.capabilities], createdAt: now, updatedAt: now });
+      await em.flush();
+      return { id };
+    }),
+    'account.update': ({ id, change }) => write(deps, 'account', async (em) => {
+      const account = await em.findOne(Account, { id });
+      if (!account) return false;
+      if (account.name === 'root' && (change.disabled === true || (change.capabilities && !change.capabilities.includes('root')))) {
+        throw new GatewayError('account.protected', 'The root account cannot be disabled or lose the root capability.');
+      }
+      if (change.roles) await assertRolesExist(em, change.roles, 'roles');
+      await assertOrganisationExists(em, change.organisation, 'organisation');
+      em.assign(account, {
+        ...(change.passwordHash !== undefined ? { passwordHash: change.passwordHash } : {}),
+        ...(change.roles ? { roles: [...change.roles] } : {}),
+        ...(change.capabilities ? { capabilities: [...change.capabilities] } : {}),
+        ...(change.organisation !== undefined ? { organisation: change.organisation } : {}),
+        ...(change.disabled !== undefined ? { disabled: change.disabled } : {}),
+        updatedAt: deps.now(),
+      });
+      // A new password or a disabled account ends the sessions opened before.
+      if (change.passwordHash !== undefined || change.disabled === true) await em.nativeDelete(Session, { account: id });
+      await em.flush();
+      return true;
+    }),
+    'account.delete': ({ id }) => write(deps, 'account', async (em) => {
+      const account = await em.findOne(Account, { id });
+      if (!account) return false;
+      if (account.name === 'root') throw new GatewayError('account.protected', 'The root account cannot be deleted.');
+      await em.nativeDelete(Session, { account: id });
+      await em.nativeUpdate(Token, { account: id, revokedAt: null }, { revokedAt: deps.now() });
+      em.remove(account);
+      await em.flush();
+      return true;
+    }),
+  };
+}

@@ -1,0 +1,50 @@
+import type { EntityManager } from '@mikro-orm/core';
+import { Route } from '../../../store/entities.ts';
+import type { RouteInput } from '../../../core/routes/route-input.ts';
+import type { IdentityMode } from '../../../core/model.ts';
+import { assertOrganisationExists, assertRolesExist } from '../../../core/references.ts';
+import type { ConfigCalls, RouteRecord } from '../messages.ts';
+import { write, type WriteDeps } from './deps.ts';
+import type { ActorHandlers } from '../../../workers/actor-runtime.ts';
+
+export function routeRecord(r: Route): RouteRecord {
+  return {
+    id: r.id, upstream: r.upstream, paths: r.paths, hosts: r.hosts, stripPrefix: r.stripPrefix,
+    rule: r.rule ?? null, endpointRules: r.endpointRules, identity: r.identity as IdentityMode,
+    timeoutMs: r.timeoutMs, organisation: r.organisation ?? null, openapi: r.openapi ?? null,
+    createdAt: r.createdAt, updatedAt: r.updatedAt,
+  };
+}
+
+/** Applies one route (API PUT or the declarative file): creates or replaces it whole. */
+export async function putRoute(em: EntityManager, input: RouteInput, now: number): Promise<{ created: boolean; route: Route }> {
+  await assertRolesExist(em, input.rule?.roles ?? [], 'rule.roles');
+  for (const [i, e] of input.endpointRules.entries()) await assertRolesExist(em, e.roles, `endpointRules[${i}].roles`);
+  await assertOrganisationExists(em, input.organisation, 'organisation');
+  const { id, ...fields } = input;
+  const existing = await em.findOne(Route, { id });
+  if (existing) {
+    em.assign(existing, { ...fields, updatedAt: now });
+    return { created: false, route: existing };
+  }
+  const route = em.create(Route, { id, ...fields, createdAt: now, updatedAt: now });
+  return { created: true, route };
+}
+
+type RouteCalls = Pick<ConfigCalls, 'route.put' | 'route.get' | 'route.list' | 'route.delete'>;
+
+export function routeHandlers(deps: WriteDeps): ActorHandlers<RouteCalls> {
+  return {
+    'route.put': (input) => write(deps, 'route', async (em) => {
+      const { created, route } = await putRoute(em, input, deps.now());
+      await em.flush();
+      return { created, route: routeRecord(route) };
+    }),
+    'route.get': async ({ id }) => {
+      const r = await deps.store.em().findOne(Route, { id });
+      return r ? routeRecord(r) : null;
+    },
+    'route.list': async () => (await deps.store.em().find(Route, {}, { orderBy: { id: 'asc' } })).map(routeRecord),
+    'route.delete': ({ id }) => write(deps, 'route', async (em) => (await em.nativeDelete(Route, { id })) > 0),
+  };
+}

@@ -1,0 +1,54 @@
+import { invalidField } from '../../http/errors.ts';
+import { nameProblem, objectBody, optionalBoolean, optionalString, requiredString, stringList, type Fields } from '../validate.ts';
+
+export const CAPABILITIES = ['root', 'infra-admin', 'app-admin', 'gateway-admin', 'org-admin'] as const;
+export const MIN_PASSWORD = 12;
+const ACCOUNT_NAME = /^[A-Za-z0-9][A-Za-z0-9._@+-]{0,199}$/;
+const ACCOUNT_HINT = '1 to 200 letters, digits, ".", "_", "@", "+" or "-", starting with a letter or digit';
+
+/** What a write sets; undefined leaves a field as it is (on update). */
+export interface AccountInput {
+  readonly name?: string;
+  readonly password?: string;
+  readonly roles?: string[];
+  readonly capabilities?: string[];
+  /** null clears it. */
+  readonly organisation?: string | null;
+  readonly disabled?: boolean;
+}
+
+function password(body: Fields, required: boolean): string | undefined {
+  const v = body.password;
+  if (v === undefined && !required) return undefined;
+  if (typeof v !== 'string' || v.length < MIN_PASSWORD || v.length > 1024) {
+    throw invalidField('password', `password must be from ${MIN_PASSWORD} to 1024 characters.`);
+  }
+  return v;
+}
+
+function common(body: Fields): AccountInput {
+  return {
+    ...(body.roles !== undefined ? { roles: stringList(body.roles, 'roles', { max: 100, item: nameProblem }) } : {}),
+    ...(body.capabilities !== undefined
+      ? { capabilities: stringList(body.capabilities, 'capabilities', { max: CAPABILITIES.length, item: (c) => ((CAPABILITIES as readonly string[]).includes(c) ? undefined : `is not a capability; they are ${CAPABILITIES.join(', ')}`) }) }
+      : {}),
+    ...(body.organisation !== undefined ? { organisation: optionalString(body, 'organisation', { max: 100 }) ?? null } : {}),
+    ...(body.disabled !== undefined ? { disabled: optionalBoolean(body, 'disabled', false) } : {}),
+  };
+}
+
+export function parseNewAccount(value: unknown): AccountInput & { name: string; password: string } {
+  const body = objectBody(value, ['name', 'password', 'roles', 'capabilities', 'organisation', 'disabled'], 'an account');
+  return {
+    roles: [], capabilities: [], organisation: null, disabled: false,
+    ...common(body),
+    name: requiredString(body, 'name', { max: 200, pattern: ACCOUNT_NAME, hint: ACCOUNT_HINT }),
+    password: password(body, true)!,
+  };
+}
+
+export function parseAccountUpdate(value: unknown): AccountInput {
+  const body = objectBody(value, ['password', 'roles', 'capabilities', 'organisation', 'disabled'], 'an account change');
+  const pw = password(body, false);
+  return { ...common(body), ...(pw !== undefined ? { password: pw } : {}) };
+}

@@ -1,0 +1,67 @@
+/**
+ * Who may pass a route: authentication (personal token), the route's rule and endpoint rules
+ * through the role hierarchy, the route's organisation and the member's organisation hours.
+ * Reads only the snapshot. The scheduler's calls come through here too, with an identity posed
+ * by the gateway instead of a credential.
+ */
+import type { ConfigView } from '../actors/config/client.ts';
+import { GatewayError } from '../http/errors.ts';
+import type { Identity, RouteView } from '../core/model.ts';
+import { hashSecret } from '../core/secrets.ts';
+import { holdsAny } from './roles.ts';
+import { withinHours } from './hours.ts';
+
+export interface Admission {
+  /** null: nobody authenticated (an open route). */
+  readonly identity: Identity | null;
+  /** The caller's Authorization carried a gateway token: it never travels upstream. */
+  readonly dropAuthorization: boolean;
+}
+
+const GATEWAY_TOKEN_PREFIX = 'mk_';
+
+/** Resolves the caller from the request's credentials. A bad gateway token is refused, never ignored. */
+export function authenticate(view: ConfigView, authorization: string | undefined): Admission {
+  if (authorization === undefined) return { identity: null, dropAuthorization: false };
+  const space = authorization.indexOf(' ');
+  const scheme = space > 0 ? authorization.slice(0, space).toLowerCase() : '';
+  const secret = space > 0 ? authorization.slice(space + 1).trim() : '';
+  // A credential of the service's own (another scheme, another token format) is its business.
+  if (scheme !== 'bearer' || !secret.startsWith(GATEWAY_TOKEN_PREFIX)) return { identity: null, dropAuthorization: false };
+  const token = view.tokensByHash.get(hashSecret(secret));
+  if (!token) throw new GatewayError('unauthenticated', 'This token is not known to the gateway, or it was revoked.');
+  if (token.kind !== 'personal' || !token.account) {
+    throw new GatewayError('token-kind', `A ${token.kind} token does not open the data plane; applications send a personal token.`);
+  }
+  const account = view.accountsById.get(token.account);
+  if (!account || account.disabled) throw new GatewayError('unauthenticated', 'The account of this token is disabled or deleted.');
+  return {
+    identity: { user: account.name, roles: view.roles.expand(account.roles), organisation: account.organisation },
+    dropAuthorization: true,
+  };
+}
+
+/** Applies the route's rules to an identity (or to nobody); throws the refusal. */
+export function authorise(view: ConfigView, route: RouteView, identity: Identity | null, method: string, servicePath: string, now: number): void {
+  const endpoint = view.endpointRules.get(route.id)?.match(method, servicePath);
+  const needed = route.rule !== null || endpoint !== undefined || route.organisation !== null;
+  if (needed && identity === null) {
+    throw new GatewayError('unauthenticated', 'This route needs a personal token: Authorization: Bearer <token>.');
+  }
+  if (identity === null) return;
+  if (route.rule !== null && !holdsAny(identity.roles, route.rule.roles)) {
+    throw new GatewayError('forbidden', `This route needs one of the roles ${route.rule.roles.join(', ')}.`);
+  }
+  if (endpoint !== undefined && !holdsAny(identity.roles, endpoint.roles)) {
+    throw new GatewayError('forbidden', `${endpoint.method === '*' ? 'Any method' : endpoint.method} ${endpoint.path} needs one of the roles ${endpoint.roles.join(', ')}.`);
+  }
+  if (route.organisation !== null && identity.organisation !== route.organisation) {
+    throw new GatewayError('forbidden', `This route serves the members of the organisation "${route.organisation}".`);
+  }
+  if (identity.organisation !== null) {
+    const organisation = view.organisations.get(identity.organisation);
+    if (organisation && !withinHours(organisation.hours, now)) {
+      throw new GatewayError('outside-hours', `The hours of ${organisation.name} do not include this moment (${organisation.hours?.timezone}).`);
+    }
+  }
+}

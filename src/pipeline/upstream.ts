@@ -1,0 +1,163 @@
+/**
+ * The call to the upstream: one undici Pool per origin (keep-alive), the request body streamed
+ * on (small bodies sent in one piece), the answer streamed back with back-pressure. Failures
+ * become the sentences a person reads: 502 when the service cannot be reached, 504 when it does
+ * not answer in time.
+ */
+import { Pool, type Dispatcher } from 'undici';
+import type { Readable } from 'node:stream';
+import { GatewayError } from '../http/errors.ts';
+import type { Exchange, OutgoingHeaders } from '../http/exchange.ts';
+import { forwardResponseHeaders } from './forward-headers.ts';
+
+/** Answers up to this size are collected and sent in one write (one syscall, a Content-Length). */
+const COLLECT_LIMIT = 64 * 1024;
+/** Request bodies up to this size are read whole before the call; larger ones stream. */
+const SMALL_BODY = 64 * 1024;
+
+export class UpstreamPools {
+  readonly #pools = new Map<string, Pool>();
+
+  get(origin: string): Pool {
+    let pool = this.#pools.get(origin);
+    if (!pool) {
+      pool = new Pool(origin, { connections: 128, keepAliveTimeout: 30_000, pipelining: 1 });
+      this.#pools.set(origin, pool);
+    }
+    return pool;
+  }
+
+  /** Closes the pools of origins no route uses any more (their requests in flight finish first). */
+  retain(origins: ReadonlySet<string>): void {
+    for (const [origin, pool] of this.#pools) {
+      if (origins.has(origin)) continue;
+      this.#pools.delete(origin);
+      void pool.close().catch(() => undefined);
+    }
+  }
+
+  async close(): Promise<void> {
+    const pools = [...this.#pools.values()];
+    this.#pools.clear();
+    await Promise.all(pools.map((p) => p.close().catch(() => undefined)));
+  }
+}
+
+export interface UpstreamCall {
+  readonly pool: Pool;
+  /** The upstream's origin, for sentences. */
+  readonly origin: string;
+  readonly method: string;
+  /** Path and query as sent upstream. */
+  readonly path: string;
+  readonly headers: Record<string, string>;
+  readonly timeoutMs: number;
+}
+
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE']);
+
+/** The refusal for an upstream failure before any byte of the answer went out. */
+export function upstreamFailure(err: unknown, call: Pick<UpstreamCall, 'origin' | 'timeoutMs'>): GatewayError {
+  const code = (err as { code?: string }).code ?? '';
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+    return new GatewayError('upstream.timeout', `The service at ${call.origin} did not answer within ${call.timeoutMs / 1000} s.`);
+  }
+  if (UNREACHABLE.has(code)) {
+    return new GatewayError('upstream.unreachable', `The service at ${call.origin} cannot be reached (${code === 'ENOTFOUND' ? 'its host name does not resolve' : code === 'ECONNREFUSED' ? 'connection refused' : code.toLowerCase()}).`);
+  }
+  return new GatewayError('upstream.failed', `The call to ${call.origin} failed: ${(err as Error).message ?? String(err)}.`);
+}
+
+async function requestBody(ex: Exchange): Promise<Dispatcher.DispatchOptions['body']> {
+  if (ex.method === 'GET' || ex.method === 'HEAD') return null;
+  const length = ex.headers['content-length'];
+  if (length !== undefined) {
+    const n = Number(length);
+    if (n === 0) return null;
+    if (n <= SMALL_BODY) return ex.readBody(SMALL_BODY);
+  } else if (ex.headers['transfer-encoding'] === undefined) {
+    return null;
+  }
+  // undici streams any async iterable; the type only names Readable.
+  return ex.bodyStream() as unknown as Readable;
+}
+
+/**
+ * Sends the call and relays the answer to `ex`. Resolves when the answer is complete; rejects
+ * with a GatewayError only while nothing has been sent to the client yet.
+ */
+export async function relay(ex: Exchange, call: UpstreamCall): Promise<void> {
+  const body = await requestBody(ex);
+  await new Promise<void>((resolve, reject) => {
+    let status = 0;
+    let headers: OutgoingHeaders = {};
+    let collected: Buffer[] | undefined;
+    let collectedSize = 0;
+    let streaming = false;
+    let settled = false;
+    const done = (err?: unknown) => {
+      if (settled) return;
+      settled = true;
+      if (err === undefined) resolve();
+      else reject(err);
+    };
+
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(controller) {
+        ex.onAbort(() => controller.abort(new Error('the client went away')));
+      },
+      onResponseStart(_controller, statusCode, upstreamHeaders) {
+        if (statusCode < 200) return;
+        status = statusCode;
+        headers = forwardResponseHeaders(upstreamHeaders as Record<string, string | string[] | undefined>);
+        const length = Number(upstreamHeaders['content-length'] ?? Number.NaN);
+        if (ex.method === 'HEAD' || (length >= 0 && length <= COLLECT_LIMIT)) {
+          collected = [];
+        } else {
+          streaming = true;
+          ex.writeHead(status, headers);
+        }
+      },
+      onResponseData(controller, chunk) {
+        if (collected) {
+          collected.push(chunk);
+          collectedSize += chunk.byteLength;
+          if (collectedSize > COLLECT_LIMIT) {
+            // The service sent more than it declared: stream the rest.
+            streaming = true;
+            ex.writeHead(status, headers);
+            for (const c of collected) void ex.write(c);
+            collected = undefined;
+          }
+          return;
+        }
+        const wrote = ex.write(chunk);
+        controller.pause();
+        void wrote.then(() => controller.resume());
+      },
+      onResponseEnd() {
+        if (streaming) ex.end();
+        else ex.send(status, headers, collected && collected.length > 0 ? Buffer.concat(collected, collectedSize) : undefined);
+        done();
+      },
+      onResponseError(_controller, err) {
+        if (!streaming && !ex.responded) {
+          done(ex.aborted ? undefined : upstreamFailure(err, call));
+          return;
+        }
+        // Part of the answer went out: the only honest signal left is to cut the connection.
+        ex.abort();
+        done();
+      },
+    };
+
+    call.pool.dispatch({
+      path: call.path,
+      method: call.method as Dispatcher.HttpMethod,
+      headers: call.headers,
+      body,
+      headersTimeout: call.timeoutMs,
+      bodyTimeout: call.timeoutMs,
+    }, handler);
+  });
+}

@@ -1,0 +1,104 @@
+import { GatewayError } from '../../http/errors.ts';
+import type { Router } from '../../http/router.ts';
+import { CAPABILITIES, parseAccountUpdate, parseNewAccount, type AccountInput } from '../../core/accounts/account-input.ts';
+import type { AccountView } from '../../actors/config/messages.ts';
+import type { GatewayContext } from '../context.ts';
+import type { Principal } from '../principal.ts';
+import { requireCapability } from './auth.ts';
+import { idParam, notFound, STRINGS, WRITE_REFUSALS } from './resource-docs.ts';
+
+const CAPABILITY = 'app-admin';
+const ACCOUNT = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' }, name: { type: 'string' }, roles: STRINGS,
+    capabilities: { type: 'array', items: { type: 'string', enum: [...CAPABILITIES] } },
+    organisation: { type: ['string', 'null'] }, disabled: { type: 'boolean' },
+  },
+} as const;
+
+function accountBody(a: AccountView) {
+  return { id: a.id, name: a.name, roles: a.roles, capabilities: a.capabilities, organisation: a.organisation, disabled: a.disabled };
+}
+
+/** Capabilities are the keys to the console: only root hands them out. */
+function guardCapabilities(principal: Principal, input: AccountInput): void {
+  if (input.capabilities === undefined || input.capabilities.length === 0) return;
+  requireCapability(principal, 'root');
+}
+
+export function addAccountsApi(router: Router<Principal>, gw: GatewayContext): void {
+  const view = () => gw.config.view;
+  const find = (id: string) => {
+    const a = view().accountsById.get(id);
+    if (!a) throw notFound('account', id);
+    return a;
+  };
+
+  router.add('GET', '/api/accounts', {
+    summary: 'List accounts', tags: ['accounts'], auth: 'session',
+    responses: { 200: { description: 'every account, by name', schema: { type: 'object', properties: { accounts: { type: 'array', items: ACCOUNT } } } } },
+  }, (ctx) => {
+    requireCapability(ctx.principal, CAPABILITY);
+    const accounts = [...view().accountsById.values()].sort((a, b) => a.name.localeCompare(b.name)).map(accountBody);
+    return { body: { accounts } };
+  });
+
+  router.add('GET', '/api/accounts/{id}', {
+    summary: 'One account', tags: ['accounts'], auth: 'session',
+    responses: { 200: { description: 'the account', schema: ACCOUNT }, 404: { description: 'no such account' } },
+  }, (ctx) => {
+    requireCapability(ctx.principal, CAPABILITY);
+    return { body: accountBody(find(idParam(ctx.params, 'account'))) };
+  });
+
+  router.add('POST', '/api/accounts', {
+    summary: 'Create an account', tags: ['accounts'], auth: 'session',
+    description: 'Passwords are hashed with scrypt and never returned. Granting capabilities needs root.',
+    body: { type: 'object', required: ['name', 'password'], additionalProperties: false, properties: { name: { type: 'string' }, password: { type: 'string', minLength: 12 }, roles: STRINGS, capabilities: STRINGS, organisation: { type: ['string', 'null'] }, disabled: { type: 'boolean' } } },
+    responses: { 201: { description: 'created', schema: ACCOUNT }, 409: { description: 'the name is taken (account.name-taken)' }, ...WRITE_REFUSALS },
+  }, async (ctx) => {
+    requireCapability(ctx.principal, CAPABILITY);
+    const input = parseNewAccount(await ctx.json());
+    guardCapabilities(ctx.principal, input);
+    const { password, ...rest } = input;
+    const { id } = await gw.config.call('account.create', {
+      name: rest.name, roles: rest.roles ?? [], capabilities: rest.capabilities ?? [],
+      organisation: rest.organisation ?? null, disabled: rest.disabled ?? false,
+      passwordHash: await gw.pool.hashPassword(password),
+    });
+    return { status: 201, headers: { location: `/api/accounts/${id}` }, body: accountBody(find(id)) };
+  });
+
+  router.add('PATCH', '/api/accounts/{id}', {
+    summary: 'Change an account', tags: ['accounts'], auth: 'session',
+    description: 'Only the fields sent change. A new password or disabling ends the account\'s sessions.',
+    body: { type: 'object', additionalProperties: false, properties: { password: { type: 'string', minLength: 12 }, roles: STRINGS, capabilities: STRINGS, organisation: { type: ['string', 'null'] }, disabled: { type: 'boolean' } } },
+    responses: { 200: { description: 'changed', schema: ACCOUNT }, 404: { description: 'no such account' }, 409: { description: 'root cannot be disabled or lose root (account.protected)' }, ...WRITE_REFUSALS },
+  }, async (ctx) => {
+    requireCapability(ctx.principal, CAPABILITY);
+    const id = idParam(ctx.params, 'account');
+    const input = parseAccountUpdate(await ctx.json());
+    if (input.capabilities !== undefined) requireCapability(ctx.principal, 'root');
+    const { password, ...change } = input;
+    const ok = await gw.config.call('account.update', {
+      id, change: { ...change, ...(password !== undefined ? { passwordHash: await gw.pool.hashPassword(password) } : {}) },
+    });
+    if (!ok) throw notFound('account', id);
+    return { body: accountBody(find(id)) };
+  });
+
+  router.add('DELETE', '/api/accounts/{id}', {
+    summary: 'Delete an account', tags: ['accounts'], auth: 'session',
+    description: 'Its sessions end and its tokens are revoked.',
+    responses: { 204: { description: 'deleted' }, 404: { description: 'no such account' }, 409: { description: 'root cannot be deleted (account.protected)' } },
+  }, async (ctx) => {
+    requireCapability(ctx.principal, CAPABILITY);
+    const id = idParam(ctx.params, 'account');
+    if (ctx.principal.kind !== 'anonymous' && ctx.principal.account?.id === id) {
+      throw new GatewayError('account.protected', 'You cannot delete the account you are signed in with.');
+    }
+    if (!(await gw.config.call('account.delete', { id }))) throw notFound('account', id);
+    return { status: 204 };
+  });
+}

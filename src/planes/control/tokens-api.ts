@@ -1,0 +1,56 @@
+import type { Router } from '../../http/router.ts';
+import { parseToken } from '../../core/tokens/token-input.ts';
+import type { TokenRecord } from '../../actors/config/messages.ts';
+import type { GatewayContext } from '../context.ts';
+import type { Principal } from '../principal.ts';
+import { requireCapability } from './auth.ts';
+import { idParam, notFound, seconds, STRINGS, WRITE_REFUSALS } from './resource-docs.ts';
+
+const TOKEN = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' }, name: { type: 'string' }, kind: { type: 'string', enum: ['admin', 'personal', 'schedules'] },
+    account: { type: ['string', 'null'] }, routes: { type: ['array', 'null'], items: { type: 'string' } },
+    roles: { type: ['array', 'null'], items: { type: 'string' } }, createdAt: { type: 'integer' }, revokedAt: { type: ['integer', 'null'] },
+  },
+} as const;
+
+function tokenBody(t: TokenRecord) {
+  return { ...t, createdAt: seconds(t.createdAt), revokedAt: t.revokedAt === null ? null : seconds(t.revokedAt) };
+}
+
+/** Tokens are minted and revoked by root (CONTRACT.md); the secret appears once. */
+export function addTokensApi(router: Router<Principal>, gw: GatewayContext): void {
+  router.add('POST', '/api/tokens', {
+    summary: 'Mint a token', tags: ['tokens'], auth: 'session',
+    description: 'admin: the account\'s console rights, for scripts (defaults to the caller\'s account). personal: an account\'s identity on the data plane. schedules: the scheduling API on the internal plane, within routes (ids or *) and roles. The secret is in this answer only; the gateway keeps its SHA-256.',
+    body: { type: 'object', required: ['name', 'kind'], additionalProperties: false, properties: { name: { type: 'string' }, kind: { type: 'string', enum: ['admin', 'personal', 'schedules'] }, account: { type: 'string', description: 'account id or name' }, routes: STRINGS, roles: STRINGS } },
+    responses: { 201: { description: 'minted', schema: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' }, kind: { type: 'string' }, token: { type: 'string' } } } }, ...WRITE_REFUSALS },
+  }, async (ctx) => {
+    requireCapability(ctx.principal, 'root');
+    const input = parseToken(await ctx.json());
+    const caller = ctx.principal.kind === 'anonymous' ? undefined : ctx.principal.account?.id;
+    const account = input.kind === 'admin' ? input.account ?? caller ?? null : input.account ?? null;
+    const minted = await gw.config.call('token.create', { name: input.name, kind: input.kind, account, routes: input.routes, roles: input.roles });
+    return { status: 201, headers: { location: `/api/tokens/${minted.id}` }, body: minted };
+  });
+
+  router.add('GET', '/api/tokens', {
+    summary: 'List tokens (never their secrets)', tags: ['tokens'], auth: 'session',
+    responses: { 200: { description: 'every token, revoked ones included', schema: { type: 'object', properties: { tokens: { type: 'array', items: TOKEN } } } } },
+  }, async (ctx) => {
+    requireCapability(ctx.principal, 'root');
+    return { body: { tokens: (await gw.config.call('token.list', null)).map(tokenBody) } };
+  });
+
+  router.add('DELETE', '/api/tokens/{id}', {
+    summary: 'Revoke a token', tags: ['tokens'], auth: 'session',
+    description: 'Effective before the answer on this node, and within a second on every other node.',
+    responses: { 204: { description: 'revoked' }, 404: { description: 'no such token, or revoked already' } },
+  }, async (ctx) => {
+    requireCapability(ctx.principal, 'root');
+    const id = idParam(ctx.params, 'token');
+    if (!(await gw.config.call('token.revoke', { id }))) throw notFound('live token', id);
+    return { status: 204 };
+  });
+}

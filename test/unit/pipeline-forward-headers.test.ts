@@ -1,0 +1,95 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { HOP_BY_HOP } from '../../src/http/exchange.ts';
+import { forwardRequestHeaders, forwardResponseHeaders, type ForwardOptions } from '../../src/pipeline/forward-headers.ts';
+import { IDENTITY_HEADERS } from '../../src/pipeline/identity.ts';
+
+const opts = (more: Partial<ForwardOptions> = {}): ForwardOptions => ({
+  remoteAddress: '203.0.113.7', secure: true, ownCookies: new Set(['mk_session']), dropAuthorization: false, ...more,
+});
+
+test('request: end-to-end headers pass, the gateway states the forwarding facts', () => {
+  const incoming = {
+    host: 'shop.example.com:8443', accept: 'application/json', 'content-type': 'application/json',
+    'content-length': '42', 'user-agent': 'curl/8', 'x-request-id': 'abc',
+  };
+  const out = forwardRequestHeaders(incoming, opts());
+  assert.deepEqual(out, {
+    accept: 'application/json', 'content-type': 'application/json', 'content-length': '42', 'user-agent': 'curl/8',
+    'x-request-id': 'abc', 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'shop.example.com:8443',
+  });
+  assert.notEqual(out, incoming);
+  assert.equal(incoming.host, 'shop.example.com:8443', 'the input is not altered');
+  assert.equal(forwardRequestHeaders({}, opts({ secure: false }))['x-forwarded-proto'], 'http');
+  assert.ok(!('x-forwarded-host' in forwardRequestHeaders({}, opts())), 'no host, no x-forwarded-host');
+});
+
+test('request: hop-by-hop, host, expect, identity and proxy-chain headers never pass', () => {
+  const incoming: Record<string, string> = { accept: '*/*' };
+  for (const name of [...HOP_BY_HOP, ...IDENTITY_HEADERS]) incoming[name] = 'spoofed';
+  Object.assign(incoming, {
+    expect: '100-continue', forwarded: 'for=1.2.3.4', 'x-forwarded-for': '1.2.3.4', 'x-forwarded-proto': 'https',
+    'x-forwarded-host': 'evil', 'x-real-ip': '1.2.3.4', 'x-forwarded-port': '1', 'x-forwarded-prefix': '/evil', connection: 'keep-alive',
+  });
+  const out = forwardRequestHeaders(incoming, opts({ secure: false }));
+  assert.deepEqual(out, { accept: '*/*', 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'http' });
+});
+
+test('request: names listed in Connection are dropped, except content-length', () => {
+  const out = forwardRequestHeaders({
+    connection: 'Keep-Alive, X-Private , x-other,,', 'x-private': '1', 'x-other': '2', 'x-kept': '3', 'content-length': '5',
+  }, opts());
+  assert.equal(out['x-private'], undefined);
+  assert.equal(out['x-other'], undefined);
+  assert.equal(out['x-kept'], '3');
+  assert.equal(out['content-length'], '5');
+  const sneaky = forwardRequestHeaders({ connection: 'content-length, x-forwarded-for', 'content-length': '5' }, opts());
+  assert.equal(sneaky['content-length'], '5');
+  assert.equal(sneaky['x-forwarded-for'], '203.0.113.7', 'Connection cannot remove what the gateway adds');
+});
+
+test('request: the gateway session cookie stays at the gateway', () => {
+  const mixed = forwardRequestHeaders({ cookie: 'theme=dark; mk_session=s3cr3t; lang=fr' }, opts());
+  assert.equal(mixed.cookie, 'theme=dark; lang=fr');
+  assert.equal(forwardRequestHeaders({ cookie: 'mk_session=s3cr3t' }, opts()).cookie, undefined, 'nothing left, no header');
+  assert.ok(!('cookie' in forwardRequestHeaders({ cookie: ' mk_session=a ;mk_session=b; ' }, opts())));
+  assert.equal(forwardRequestHeaders({ cookie: 'a=1; b=2' }, opts()).cookie, 'a=1; b=2', 'untouched when none is ours');
+  assert.equal(forwardRequestHeaders({ cookie: 'mk_session_x=1; xmk_session=2; v=mk_session' }, opts()).cookie,
+    'mk_session_x=1; xmk_session=2; v=mk_session', 'only the exact name is ours');
+  assert.equal(forwardRequestHeaders({ cookie: 'MK_SESSION=1' }, opts()).cookie, 'MK_SESSION=1', 'cookie names are case-sensitive');
+  assert.equal(forwardRequestHeaders({ cookie: 'mk_session; a=1' }, opts()).cookie, 'mk_session; a=1', 'a nameless cookie is not ours');
+  assert.equal(forwardRequestHeaders({ cookie: 'mk_session=1' }, opts({ ownCookies: new Set() })).cookie, 'mk_session=1');
+  const two = forwardRequestHeaders({ cookie: 'a=1; mk_csrf=x; mk_session=y' }, opts({ ownCookies: new Set(['mk_session', 'mk_csrf']) }));
+  assert.equal(two.cookie, 'a=1');
+});
+
+test('request: Authorization passes unless the caller used a gateway token', () => {
+  assert.equal(forwardRequestHeaders({ authorization: 'Bearer up' }, opts()).authorization, 'Bearer up');
+  assert.ok(!('authorization' in forwardRequestHeaders({ authorization: 'Bearer mk_x' }, opts({ dropAuthorization: true }))));
+});
+
+test('request: HTTP/2 pseudo-headers are not forwarded', () => {
+  assert.deepEqual(Object.keys(forwardRequestHeaders({ ':authority': 'x', accept: 'a' }, opts())).sort(),
+    ['accept', 'x-forwarded-for', 'x-forwarded-proto']);
+});
+
+test('response: hop-by-hop and Connection-listed headers stay behind; arrays stay arrays', () => {
+  const upstream: Record<string, string | string[] | undefined> = {
+    'content-type': 'text/html', 'content-length': '10', 'set-cookie': ['a=1; Path=/', 'b=2; HttpOnly'],
+    connection: 'keep-alive, x-upstream-private', 'keep-alive': 'timeout=5', 'transfer-encoding': 'chunked',
+    'x-upstream-private': 'p', vary: ['accept', 'origin'], etag: '"1"', missing: undefined,
+  };
+  const out = forwardResponseHeaders(upstream);
+  assert.deepEqual(out, {
+    'content-type': 'text/html', 'content-length': '10', 'set-cookie': ['a=1; Path=/', 'b=2; HttpOnly'],
+    vary: ['accept', 'origin'], etag: '"1"',
+  });
+  for (const name of HOP_BY_HOP) assert.ok(!(name in forwardResponseHeaders({ [name]: 'x', a: 'b' })), name);
+});
+
+test('response: a repeated Connection header (array) is read whole', () => {
+  const out = forwardResponseHeaders({ connection: ['close', 'X-A'], 'x-a': '1', 'x-b': '2' });
+  assert.deepEqual(out, { 'x-b': '2' });
+  assert.deepEqual(forwardResponseHeaders({ connection: 'content-length', 'content-length': '3' }), { 'content-length': '3' });
+  assert.deepEqual(forwardResponseHeaders({}), {});
+});

@@ -1,0 +1,171 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { RouteView } from '../../src/core/model.ts';
+import { RouteTable, type RouteMatch } from '../../src/pipeline/route-table.ts';
+
+function route(id: string, paths: string[], more: Partial<RouteView> = {}): RouteView {
+  return {
+    id, upstream: 'http://upstream:8080', paths, hosts: [], stripPrefix: false, rule: null, endpointRules: [],
+    identity: 'headers', timeoutMs: 30_000, organisation: null, ...more,
+  };
+}
+
+function summary(m: RouteMatch | undefined): [string, string, string, string] | undefined {
+  return m === undefined ? undefined : [m.route.id, m.prefix, m.servicePath, m.upstreamPath];
+}
+
+test('prefixes match on segment boundaries only', () => {
+  const t = new RouteTable([route('api', ['/api']), route('slash', ['/docs/'])]);
+  assert.equal(t.match(undefined, '/api')?.route.id, 'api');
+  assert.equal(t.match(undefined, '/api/')?.route.id, 'api');
+  assert.equal(t.match(undefined, '/api/x/y')?.route.id, 'api');
+  assert.equal(t.match(undefined, '/apix'), undefined);
+  assert.equal(t.match(undefined, '/ap'), undefined);
+  assert.equal(t.match(undefined, '/docs/')?.route.id, 'slash');
+  assert.equal(t.match(undefined, '/docs/a')?.route.id, 'slash');
+  assert.equal(t.match(undefined, '/docs'), undefined);
+  assert.equal(t.match(undefined, '/docsx'), undefined);
+});
+
+test("'/' matches every path, and the longest prefix wins across routes", () => {
+  const t = new RouteTable([route('root', ['/']), route('a', ['/a']), route('ab', ['/a/b', '/zzz'])]);
+  assert.equal(t.match(undefined, '/')?.route.id, 'root');
+  assert.equal(t.match(undefined, '/x')?.route.id, 'root');
+  assert.equal(t.match(undefined, '/a/x')?.route.id, 'a');
+  assert.equal(t.match(undefined, '/a/b/c')?.route.id, 'ab');
+  assert.equal(t.match(undefined, '/a/bc')?.route.id, 'a');
+  assert.equal(t.match(undefined, 'a'), undefined, 'a path not starting with / matches nothing');
+  assert.equal(t.match(undefined, ''), undefined);
+});
+
+test('hosts: case, port and IPv6 are normalised; a named host beats a host-less route on equal length', () => {
+  const t = new RouteTable([
+    route('any', ['/api']),
+    route('named', ['/api'], { hosts: ['shop.example.com'] }),
+    route('v6', ['/api'], { hosts: ['::1'] }),
+    route('longer-any', ['/api/v2']),
+  ]);
+  assert.equal(t.match('shop.example.com', '/api/x')?.route.id, 'named');
+  assert.equal(t.match('SHOP.Example.COM:8443', '/api/x')?.route.id, 'named');
+  assert.equal(t.match('shop.example.com.', '/api/x')?.route.id, 'named');
+  assert.equal(t.match('[::1]:8080', '/api')?.route.id, 'v6');
+  assert.equal(t.match('[::1]', '/api')?.route.id, 'v6');
+  assert.equal(t.match('other.example.com', '/api/x')?.route.id, 'any');
+  assert.equal(t.match(undefined, '/api/x')?.route.id, 'any');
+  assert.equal(t.match('', '/api/x')?.route.id, 'any');
+  // Longest prefix first, even over a host-named route.
+  assert.equal(t.match('shop.example.com', '/api/v2/x')?.route.id, 'longer-any');
+});
+
+test('a route naming hosts is never a candidate for other hosts', () => {
+  const t = new RouteTable([route('only', ['/'], { hosts: ['a.example'] })]);
+  assert.equal(t.match('b.example', '/x'), undefined);
+  assert.equal(t.match(undefined, '/x'), undefined);
+  assert.equal(t.match('A.EXAMPLE:80', '/x')?.route.id, 'only');
+});
+
+test('equal prefix and host standing: the smaller route id wins, whatever the input order', () => {
+  const routes = [route('b', ['/x']), route('a', ['/x']), route('c', ['/x'])];
+  assert.equal(new RouteTable(routes).match(undefined, '/x')?.route.id, 'a');
+  assert.equal(new RouteTable([...routes].reverse()).match(undefined, '/x')?.route.id, 'a');
+});
+
+test('stripPrefix and the upstream base path', () => {
+  const t = new RouteTable([
+    route('strip', ['/api'], { stripPrefix: true, upstream: 'http://u:1/base/' }),
+    route('strip-slash', ['/s/'], { stripPrefix: true, upstream: 'https://u' }),
+    route('keep', ['/keep'], { upstream: 'http://u/v1' }),
+    route('root', ['/'], { stripPrefix: true, upstream: 'http://u/' }),
+  ]);
+  assert.deepEqual(summary(t.match(undefined, '/api/x')), ['strip', '/api', '/x', '/base/x']);
+  assert.deepEqual(summary(t.match(undefined, '/api')), ['strip', '/api', '/', '/base/']);
+  assert.deepEqual(summary(t.match(undefined, '/api/')), ['strip', '/api', '/', '/base/']);
+  assert.deepEqual(summary(t.match(undefined, '/api//x')), ['strip', '/api', '//x', '/base//x']);
+  assert.deepEqual(summary(t.match(undefined, '/s/x/y')), ['strip-slash', '/s/', '/x/y', '/x/y']);
+  assert.deepEqual(summary(t.match(undefined, '/s/')), ['strip-slash', '/s/', '/', '/']);
+  assert.deepEqual(summary(t.match(undefined, '/keep/a%20b')), ['keep', '/keep', '/keep/a%20b', '/v1/keep/a%20b']);
+  assert.deepEqual(summary(t.match(undefined, '/other')), ['root', '/', '/other', '/other']);
+  assert.deepEqual(summary(t.match(undefined, '/')), ['root', '/', '/', '/']);
+});
+
+test('an empty table matches nothing; an unparsable upstream is refused at construction', () => {
+  assert.equal(new RouteTable([]).match('x', '/'), undefined);
+  assert.throws(() => new RouteTable([route('bad', ['/'], { upstream: 'not a url' })]), /bad/);
+});
+
+// ---------------------------------------------------------------------------
+// Property: the table agrees with a brute-force reading of the rules.
+
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const PREFIXES = ['/', '/a', '/a/', '/a/b', '/a/b/', '/ab', '/a/bc', '/b', '/b/c/d', '/a/b/c'];
+const HOSTS = ['x.test', 'y.test', '::1'];
+const RAW_HOSTS: (string | undefined)[] = [undefined, 'x.test', 'X.Test:8080', 'y.test', 'Y.TEST.', 'z.test', '[::1]:80', '[::1]'];
+const UPSTREAMS = ['http://u', 'http://u/', 'http://u/base', 'http://u/base/', 'https://u:8443/v1/v2'];
+const SEGMENTS = ['a', 'b', 'c', 'd', 'ab', 'bc', '', 'x%2F'];
+
+function oracleHost(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  const h = new URL(`http://${raw}`).hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+  return h;
+}
+
+function oracle(routes: readonly RouteView[], rawHost: string | undefined, path: string): [string, string, string, string] | undefined {
+  const host = oracleHost(rawHost);
+  let best: { r: RouteView; p: string; named: boolean } | undefined;
+  for (const r of routes) {
+    const named = r.hosts.length > 0;
+    if (named && (host === undefined || !r.hosts.includes(host))) continue;
+    for (const p of r.paths) {
+      const ok = path === p || (path.startsWith(p) && (p.endsWith('/') || path[p.length] === '/'));
+      if (!ok) continue;
+      const better = best === undefined
+        || p.length > best.p.length
+        || (p.length === best.p.length && named && !best.named)
+        || (p.length === best.p.length && named === best.named && r.id < best.r.id);
+      if (better) best = { r, p, named };
+    }
+  }
+  if (best === undefined) return undefined;
+  let service = path;
+  if (best.r.stripPrefix) {
+    service = path.slice(best.p.length);
+    if (!service.startsWith('/')) service = `/${service}`;
+  }
+  const base = new URL(best.r.upstream).pathname.replace(/\/+$/, '');
+  return [best.r.id, best.p, service, `${base}${service}`];
+}
+
+test('property: matches agree with a brute-force oracle over random tables and paths', () => {
+  const rnd = mulberry32(20_240_611);
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)]!;
+  let matched = 0;
+  for (let table = 0; table < 300; table++) {
+    const routes: RouteView[] = [];
+    const count = 1 + Math.floor(rnd() * 6);
+    for (let i = 0; i < count; i++) {
+      const paths = [...new Set(Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => pick(PREFIXES)))];
+      const hosts = rnd() < 0.5 ? [] : [...new Set(Array.from({ length: 1 + Math.floor(rnd() * 2) }, () => pick(HOSTS)))];
+      routes.push(route(`r${Math.floor(rnd() * 10)}${i}`, paths, { hosts, stripPrefix: rnd() < 0.5, upstream: pick(UPSTREAMS) }));
+    }
+    const t = new RouteTable(routes);
+    for (let q = 0; q < 20; q++) {
+      const segs = Array.from({ length: Math.floor(rnd() * 4) }, () => pick(SEGMENTS));
+      const path = `/${segs.join('/')}${rnd() < 0.2 ? '/' : ''}`;
+      const host = pick(RAW_HOSTS);
+      const expected = oracle(routes, host, path);
+      assert.deepEqual(summary(t.match(host, path)), expected, `host ${host} path ${path} routes ${JSON.stringify(routes.map((r) => [r.id, r.paths, r.hosts]))}`);
+      if (expected !== undefined) matched++;
+    }
+  }
+  assert.ok(matched > 2_000, `the generator should mostly produce matching requests (${matched})`);
+});
