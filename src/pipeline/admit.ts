@@ -5,6 +5,7 @@
  * by the gateway instead of a credential.
  */
 import type { ConfigView } from '../actors/config/client.ts';
+import type { AccountView } from '../actors/config/messages.ts';
 import { GatewayError } from '../http/errors.ts';
 import type { Identity, RouteView } from '../core/model.ts';
 import { hashSecret } from '../core/secrets.ts';
@@ -20,14 +21,33 @@ export interface Admission {
 
 const GATEWAY_TOKEN_PREFIX = 'mk_';
 
-/** Resolves the caller from the request's credentials. A bad gateway token is refused, never ignored. */
-export function authenticate(view: ConfigView, authorization: string | undefined): Admission {
-  if (authorization === undefined) return { identity: null, dropAuthorization: false };
+const NOBODY: Admission = { identity: null, dropAuthorization: false };
+
+function identityOf(view: ConfigView, account: AccountView): Identity {
+  return { user: account.name, roles: view.roles.expand(account.roles), organisation: account.organisation };
+}
+
+/** The application session (cookie mk_app), when one is presented and alive. */
+function appSession(view: ConfigView, appCookie: string | undefined, now: number): Admission {
+  if (appCookie === undefined) return NOBODY;
+  const session = view.sessions.get(hashSecret(appCookie));
+  if (!session || session.scope !== 'app' || session.expiresAt <= now) return NOBODY;
+  const account = view.accountsById.get(session.account);
+  if (!account || account.disabled) return NOBODY;
+  return { identity: identityOf(view, account), dropAuthorization: false };
+}
+
+/**
+ * Resolves the caller: a personal token, else an application session. A bad gateway token is
+ * refused, never ignored; an expired session is nobody (the rules then decide).
+ */
+export function authenticate(view: ConfigView, authorization: string | undefined, appCookie: string | undefined, now: number): Admission {
+  if (authorization === undefined) return appSession(view, appCookie, now);
   const space = authorization.indexOf(' ');
   const scheme = space > 0 ? authorization.slice(0, space).toLowerCase() : '';
   const secret = space > 0 ? authorization.slice(space + 1).trim() : '';
   // A credential of the service's own (another scheme, another token format) is its business.
-  if (scheme !== 'bearer' || !secret.startsWith(GATEWAY_TOKEN_PREFIX)) return { identity: null, dropAuthorization: false };
+  if (scheme !== 'bearer' || !secret.startsWith(GATEWAY_TOKEN_PREFIX)) return appSession(view, appCookie, now);
   const token = view.tokensByHash.get(hashSecret(secret));
   if (!token) throw new GatewayError('unauthenticated', 'This token is not known to the gateway, or it was revoked.');
   if (token.kind !== 'personal' || !token.account) {
@@ -35,10 +55,7 @@ export function authenticate(view: ConfigView, authorization: string | undefined
   }
   const account = view.accountsById.get(token.account);
   if (!account || account.disabled) throw new GatewayError('unauthenticated', 'The account of this token is disabled or deleted.');
-  return {
-    identity: { user: account.name, roles: view.roles.expand(account.roles), organisation: account.organisation },
-    dropAuthorization: true,
-  };
+  return { identity: identityOf(view, account), dropAuthorization: true };
 }
 
 /** Applies the route's rules to an identity (or to nobody); throws the refusal. */
@@ -46,7 +63,7 @@ export function authorise(view: ConfigView, route: RouteView, identity: Identity
   const endpoint = view.endpointRules.get(route.id)?.match(method, servicePath);
   const needed = route.rule !== null || endpoint !== undefined || route.organisation !== null;
   if (needed && identity === null) {
-    throw new GatewayError('unauthenticated', 'This route needs a personal token: Authorization: Bearer <token>.');
+    throw new GatewayError('unauthenticated', 'This route needs a personal token (Authorization: Bearer <token>) or a session (POST /.meerkat/session).');
   }
   if (identity === null) return;
   if (route.rule !== null && !holdsAny(identity.roles, route.rule.roles)) {

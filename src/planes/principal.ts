@@ -1,4 +1,4 @@
-import type { AccountView, TokenView } from '../actors/config/messages.ts';
+import type { AccountView, SessionScope, TokenView } from '../actors/config/messages.ts';
 import { GatewayError } from '../http/errors.ts';
 import type { Exchange } from '../http/exchange.ts';
 import { hashSecret } from '../core/secrets.ts';
@@ -11,6 +11,8 @@ export type Principal =
   | { readonly kind: 'token'; readonly token: TokenView; readonly account: AccountView | null };
 
 export const SESSION_COOKIE = 'mk_session';
+/** Each plane's own session cookie: the console's never opens the data plane, nor the reverse. */
+export const SESSION_COOKIES: Readonly<Record<SessionScope, string>> = { console: SESSION_COOKIE, app: 'mk_app' };
 const ANONYMOUS: Principal = { kind: 'anonymous' };
 
 export function bearerOf(ex: Exchange): string | undefined {
@@ -40,13 +42,13 @@ export function tokenPrincipal(gw: GatewayContext, secret: string): Principal {
   return { kind: 'token', token, account };
 }
 
-/** Resolves the console session cookie; an expired or unknown one is anonymous. */
-export function sessionPrincipal(gw: GatewayContext, ex: Exchange): Principal {
-  const secret = cookieOf(ex, SESSION_COOKIE);
+/** Resolves a plane's session cookie; an expired, unknown or other plane's one is anonymous. */
+export function sessionPrincipal(gw: GatewayContext, ex: Exchange, scope: SessionScope = 'console'): Principal {
+  const secret = cookieOf(ex, SESSION_COOKIES[scope]);
   if (!secret) return ANONYMOUS;
   const id = hashSecret(secret);
   const session = gw.config.view.sessions.get(id);
-  if (!session || session.expiresAt <= gw.clock.now()) return ANONYMOUS;
+  if (!session || session.scope !== scope || session.expiresAt <= gw.clock.now()) return ANONYMOUS;
   const account = gw.config.view.accountsById.get(session.account);
   if (!account || account.disabled) return ANONYMOUS;
   return { kind: 'session', sessionId: id, account };

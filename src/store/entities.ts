@@ -28,6 +28,8 @@ export const Session = defineEntity({
     /** SHA-256 of the cookie value: the cookie itself is never stored. */
     id: p.string().primary(),
     account: p.string().index(),
+    /** `console` (control plane) or `app` (data plane): a cookie opens only its own plane. */
+    scope: p.string().default('console'),
     createdAt: p.bigint('number'),
     expiresAt: p.bigint('number'),
   }),

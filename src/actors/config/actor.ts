@@ -64,10 +64,10 @@ runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
         await store.ping();
         return { driver: store.driver };
       },
-      'session.create': async ({ account, ttlMs }) => {
+      'session.create': async ({ account, scope, ttlMs }) => {
         const secret = newSecret('mks_');
         const now = ctx.clock.now();
-        const session = { id: hashSecret(secret), account, expiresAt: now + ttlMs };
+        const session = { id: hashSecret(secret), account, scope, expiresAt: now + ttlMs };
         const em = store.em();
         em.create(Session, { ...session, createdAt: now });
         em.create(Change, { kind: 'session', at: now });

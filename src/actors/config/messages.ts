@@ -26,8 +26,11 @@ export interface SessionView {
   /** SHA-256 of the cookie value. */
   readonly id: string;
   readonly account: string;
+  readonly scope: SessionScope;
   readonly expiresAt: number;
 }
+
+export type SessionScope = 'console' | 'app';
 
 export interface TokenView {
   readonly id: string;
@@ -104,7 +107,7 @@ export type ConfigEvent =
 
 export type ConfigCalls = {
   ping: { args: null; result: { driver: 'sqlite' | 'postgresql' } };
-  'session.create': { args: { account: string; ttlMs: number }; result: { secret: string; expiresAt: number } };
+  'session.create': { args: { account: string; scope: SessionScope; ttlMs: number }; result: { secret: string; expiresAt: number } };
   'session.delete': { args: { id: string }; result: null };
   'token.create': { args: TokenRequest; result: MintedToken };
   'token.list': { args: null; result: TokenRecord[] };

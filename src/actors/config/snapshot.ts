@@ -38,7 +38,7 @@ export async function loadSnapshot(em: EntityManager, opts: SnapshotOptions): Pr
       id: a.id, name: a.name, passwordHash: a.passwordHash, capabilities: a.capabilities,
       roles: a.roles, organisation: a.organisation ?? null, disabled: a.disabled,
     })),
-    sessions: sessions.map((s) => ({ id: s.id, account: s.account, expiresAt: s.expiresAt })),
+    sessions: sessions.map((s) => ({ id: s.id, account: s.account, scope: s.scope === 'app' ? 'app' as const : 'console' as const, expiresAt: s.expiresAt })),
     tokens: tokens.map((t) => ({
       id: t.id, name: t.name, kind: t.kind, hash: t.hash, account: t.account ?? null,
       routes: t.routes ?? null, roles: t.roles ?? null,

@@ -1,30 +1,9 @@
 import { GatewayError } from '../../http/errors.ts';
 import type { Exchange } from '../../http/exchange.ts';
+import { checkOrigin } from '../shared/origin.ts';
 import type { RouteDoc } from '../../http/router.ts';
 import type { GatewayContext } from '../context.ts';
 import { bearerOf, sessionPrincipal, tokenPrincipal, type Principal } from '../principal.ts';
-
-const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
-
-/** The console's own origin as the browser sees it. */
-function ownOrigin(ex: Exchange): string | undefined {
-  const host = ex.headers.host;
-  return host ? `${ex.secure ? 'https' : 'http'}://${host}` : undefined;
-}
-
-/**
- * Cookie-borne requests that change something must carry the console's own Origin: with
- * SameSite=Strict this closes cross-site request forgery even for old browsers.
- */
-export function checkOrigin(ex: Exchange): void {
-  if (SAFE.has(ex.method)) return;
-  const origin = ex.headers.origin;
-  if (!origin || origin !== ownOrigin(ex)) {
-    throw new GatewayError('origin-mismatch', origin
-      ? `A console request that changes something must come from ${ownOrigin(ex) ?? 'the console'}, not ${origin}.`
-      : 'A console request that changes something must carry an Origin header (browsers send it; scripts should use an admin token).');
-  }
-}
 
 /** Control plane: a bearer token (admin kind) or the console session cookie. */
 export function authenticateControl(gw: GatewayContext, ex: Exchange, doc: RouteDoc): Principal {

@@ -8,7 +8,7 @@ import type { Principal } from '../principal.ts';
 import { addProbes } from '../probes.ts';
 import { authenticateControl } from './auth.ts';
 import { addClockRoutes } from './clock-routes.ts';
-import { addSessionRoutes } from './session-routes.ts';
+import { addSessionEndpoints } from '../shared/session-endpoints.ts';
 import { addRoutesApi } from './routes-api.ts';
 import { addRolesApi } from './roles-api.ts';
 import { addAccountsApi } from './accounts-api.ts';
@@ -19,7 +19,7 @@ import { addVaultApi } from './vault-api.ts';
 export function controlRouter(gw: GatewayContext): Router<Principal> {
   const router = new Router<Principal>();
   addProbes(router, gw);
-  addSessionRoutes(router, gw);
+  addSessionEndpoints(router, gw, 'console');
   addClockRoutes(router, gw);
   addRoutesApi(router, gw);
   addRolesApi(router, gw);

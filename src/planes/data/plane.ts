@@ -9,16 +9,20 @@ import { normaliseHost } from '../../pipeline/route-table.ts';
 import { canonicalPath } from '../../pipeline/canonical-path.ts';
 import { relay, type UpstreamPools } from '../../pipeline/upstream.ts';
 import type { GatewayContext } from '../context.ts';
-import { ANONYMOUS_PRINCIPAL, SESSION_COOKIE, type Principal } from '../principal.ts';
+import { ANONYMOUS_PRINCIPAL, cookieOf, SESSION_COOKIES, sessionPrincipal, type Principal } from '../principal.ts';
+import { addSessionEndpoints } from '../shared/session-endpoints.ts';
+import { checkOrigin } from '../shared/origin.ts';
 import { addProbes } from '../probes.ts';
 
-const OWN_COOKIES: ReadonlySet<string> = new Set([SESSION_COOKIE]);
+const APP_COOKIE = SESSION_COOKIES.app;
+const OWN_COOKIES: ReadonlySet<string> = new Set(Object.values(SESSION_COOKIES));
 export const JWKS_PATH = '/.well-known/jwks.json';
 
 /** The gateway's own addresses on the data plane: the probes and the identity keys. */
 function ownRouter(gw: GatewayContext): Router<Principal> {
   const own = new Router<Principal>();
   addProbes(own, gw);
+  addSessionEndpoints(own, gw, 'app');
   own.add('GET', JWKS_PATH, {
     summary: 'Public keys that verify the X-Gateway-Identity JWT of routes with identity: jwt', tags: ['identity'], auth: 'none',
     responses: { 200: { description: 'JWK set (ES256)' }, 503: { description: 'this node holds no signing key it can unseal' } },
@@ -28,6 +32,15 @@ function ownRouter(gw: GatewayContext): Router<Principal> {
     return { body: signer.jwks(), headers: { 'cache-control': 'public, max-age=300' } };
   });
   return own;
+}
+
+/** The application session on the gateway's own data-plane addresses. */
+function appPrincipal(gw: GatewayContext, ex: Exchange, auth: 'none' | 'session' | 'token'): Principal {
+  if (auth === 'none') return ANONYMOUS_PRINCIPAL;
+  const principal = sessionPrincipal(gw, ex, 'app');
+  if (principal.kind === 'anonymous') throw new GatewayError('unauthenticated', 'No application session: sign in with POST /.meerkat/session.');
+  checkOrigin(ex);
+  return principal;
 }
 
 /**
@@ -45,8 +58,8 @@ export function dataPlane(gw: GatewayContext, pools: UpstreamPools): ExchangeHan
     const match = view.routeTable.match(ex.headers.host, path);
     if (!match) throw new GatewayError('route.unknown', `No route of this gateway matches ${ex.method} ${path}.`);
     const { route } = match;
-    const { identity, dropAuthorization } = authenticate(view, ex.headers.authorization);
     const now = gw.clock.now();
+    const { identity, dropAuthorization } = authenticate(view, ex.headers.authorization, ex.headers.cookie && cookieOf(ex, APP_COOKIE), now);
     authorise(view, route, identity, ex.method, match.servicePath, now);
 
     const headers = forwardRequestHeaders(ex.headers, { remoteAddress: ex.remoteAddress, secure: ex.secure, ownCookies: OWN_COOKIES, dropAuthorization });
@@ -74,7 +87,7 @@ export function dataPlane(gw: GatewayContext, pools: UpstreamPools): ExchangeHan
 
   return async (ex) => {
     try {
-      if (ownPaths.has(ex.path) && (await serveApi(own, ex, () => ANONYMOUS_PRINCIPAL))) return;
+      if (ownPaths.has(ex.path) && (await serveApi(own, ex, (doc) => appPrincipal(gw, ex, doc.auth)))) return;
       await proxy(ex);
     } catch (err) {
       if (!ex.responded) sendFailure(ex, err, gw.log);

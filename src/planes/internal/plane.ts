@@ -4,7 +4,7 @@ import { buildOpenApi } from '../../http/openapi.ts';
 import { sendFailure, serveApi } from '../../http/respond.ts';
 import { Router } from '../../http/router.ts';
 import type { GatewayContext } from '../context.ts';
-import { bearerOf, cookieOf, SESSION_COOKIE, tokenPrincipal, ANONYMOUS_PRINCIPAL, type Principal } from '../principal.ts';
+import { bearerOf, cookieOf, SESSION_COOKIES, tokenPrincipal, ANONYMOUS_PRINCIPAL, type Principal } from '../principal.ts';
 import { addProbes } from '../probes.ts';
 
 /**
@@ -15,7 +15,7 @@ export function authenticateInternal(gw: GatewayContext, ex: Exchange, auth: 'no
   if (auth === 'none') return ANONYMOUS_PRINCIPAL;
   const bearer = bearerOf(ex);
   if (bearer === undefined) {
-    if (cookieOf(ex, SESSION_COOKIE) !== undefined) throw new GatewayError('tokens-only');
+    if (Object.values(SESSION_COOKIES).some((name) => cookieOf(ex, name) !== undefined)) throw new GatewayError('tokens-only');
     throw new GatewayError('unauthenticated', 'The internal plane needs a schedules token: Authorization: Bearer <token>.');
   }
   const principal = tokenPrincipal(gw, bearer);

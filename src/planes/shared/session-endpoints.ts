@@ -1,9 +1,16 @@
+/**
+ * Sign-in, who-am-I and sign-out, for the console (control plane, `/api/session`, cookie
+ * mk_session, SameSite=Strict) and for applications (data plane, `/.meerkat/session`, cookie
+ * mk_app, SameSite=Lax so a link into the application keeps the session). One throttle per plane.
+ */
 import { GatewayError, invalidField } from '../../http/errors.ts';
 import type { Router } from '../../http/router.ts';
 import { SigninThrottle } from '../../core/sessions/throttle.ts';
 import { DECOY_HASH } from '../../workers/tasks/password.ts';
+import type { SessionScope } from '../../actors/config/messages.ts';
 import type { GatewayContext } from '../context.ts';
-import { SESSION_COOKIE, type Principal } from '../principal.ts';
+import { SESSION_COOKIES, type Principal } from '../principal.ts';
+import { ownOrigin } from './origin.ts';
 
 export const SESSION_TTL_MS = 12 * 60 * 60_000;
 
@@ -22,9 +29,17 @@ const SESSION = {
   properties: { account: ACCOUNT, expiresAt: { type: 'integer', description: 'epoch seconds' } },
 } as const;
 
-function cookie(value: string, maxAgeSeconds: number, secure: boolean): string {
-  return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`;
+interface Flavour {
+  readonly path: string;
+  readonly scope: SessionScope;
+  readonly sameSite: 'Strict' | 'Lax';
+  readonly what: string;
 }
+
+const FLAVOURS: Readonly<Record<SessionScope, Flavour>> = {
+  console: { path: '/api/session', scope: 'console', sameSite: 'Strict', what: 'the console' },
+  app: { path: '/.meerkat/session', scope: 'app', sameSite: 'Lax', what: 'the applications behind the gateway' },
+};
 
 function accountBody(p: Principal) {
   if (p.kind === 'anonymous' || !p.account) return null;
@@ -32,12 +47,16 @@ function accountBody(p: Principal) {
   return { id: a.id, name: a.name, capabilities: a.capabilities, roles: a.roles, organisation: a.organisation };
 }
 
-export function addSessionRoutes(router: Router<Principal>, gw: GatewayContext): void {
+export function addSessionEndpoints(router: Router<Principal>, gw: GatewayContext, scope: SessionScope): void {
+  const { path, sameSite, what } = FLAVOURS[scope];
+  const cookieName = SESSION_COOKIES[scope];
+  const cookie = (value: string, maxAgeSeconds: number, secure: boolean) =>
+    `${cookieName}=${value}; Path=/; HttpOnly; SameSite=${sameSite}; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`;
   const throttle = new SigninThrottle(gw.clock);
 
-  router.add('POST', '/api/session', {
-    summary: 'Sign in to the console',
-    description: 'Sets an HttpOnly, SameSite=Strict session cookie (Secure over HTTPS). A wrong password, an unknown name and a disabled account get the same answer. Five failures within 15 minutes lock the name for 15 minutes.',
+  router.add('POST', path, {
+    summary: `Sign in to ${what}`,
+    description: `Sets an HttpOnly, SameSite=${sameSite} cookie ${cookieName} (Secure over HTTPS). A wrong password, an unknown name and a disabled account get the same answer. Five failures within 15 minutes lock the name for 15 minutes.`,
     tags: ['session'], auth: 'none',
     body: {
       type: 'object', required: ['name', 'password'],
@@ -61,9 +80,8 @@ export function addSessionRoutes(router: Router<Principal>, gw: GatewayContext):
     if (code !== undefined && typeof code !== 'string') throw invalidField('code', 'code must be a string.');
     // Sign-in from another site would let it plant its own session (login CSRF).
     const origin = ctx.ex.headers.origin;
-    const host = ctx.ex.headers.host;
-    if (origin && origin !== `${ctx.ex.secure ? 'https' : 'http'}://${host}`) {
-      throw new GatewayError('origin-mismatch', `Sign-in must come from the console's own origin, not ${origin}.`);
+    if (origin && origin !== ownOrigin(ctx.ex)) {
+      throw new GatewayError('origin-mismatch', `Sign-in must come from the origin it is sent to, not ${origin}.`);
     }
 
     const lockedMs = throttle.locked(name);
@@ -76,13 +94,13 @@ export function addSessionRoutes(router: Router<Principal>, gw: GatewayContext):
     if (!account || !ok || account.disabled) {
       const tripped = throttle.fail(name);
       gw.log.info(tripped ? 'sign-in locked' : 'sign-in refused', {
-        name: name.slice(0, 64), reason: !account ? 'bad-credentials' : account.disabled ? 'disabled' : 'bad-credentials', address: ctx.ex.remoteAddress,
+        scope, name: name.slice(0, 64), reason: !account ? 'bad-credentials' : account.disabled ? 'disabled' : 'bad-credentials', address: ctx.ex.remoteAddress,
       });
       if (tripped) throw new GatewayError('signin.locked', undefined, undefined, { retryAfter: 900 });
       throw new GatewayError('signin.refused');
     }
     throttle.succeed(name);
-    const session = await gw.config.call('session.create', { account: account.id, ttlMs: SESSION_TTL_MS });
+    const session = await gw.config.call('session.create', { account: account.id, scope, ttlMs: SESSION_TTL_MS });
     return {
       headers: { 'set-cookie': cookie(session.secret, SESSION_TTL_MS / 1000, ctx.ex.secure) },
       body: {
@@ -92,16 +110,16 @@ export function addSessionRoutes(router: Router<Principal>, gw: GatewayContext):
     };
   });
 
-  router.add('GET', '/api/session', {
+  router.add('GET', path, {
     summary: 'The signed-in account', tags: ['session'], auth: 'session',
     responses: { 200: { description: 'who is signed in', schema: { type: 'object', properties: { account: ACCOUNT, via: { type: 'string', enum: ['session', 'token'] } } } }, 401: { description: 'not signed in' } },
   }, (ctx) => ({ body: { account: accountBody(ctx.principal), via: ctx.principal.kind } }));
 
-  router.add('DELETE', '/api/session', {
+  router.add('DELETE', path, {
     summary: 'Sign out', tags: ['session'], auth: 'session',
     responses: { 204: { description: 'signed out; the cookie is cleared' }, 401: { description: 'not signed in' }, 403: { description: 'Origin of another site' } },
   }, async (ctx) => {
-    if (ctx.principal.kind !== 'session') throw new GatewayError('unauthenticated', 'Only a console session can sign out; a token is revoked with DELETE /api/tokens/{id}.');
+    if (ctx.principal.kind !== 'session') throw new GatewayError('unauthenticated', 'Only a session can sign out; a token is revoked with DELETE /api/tokens/{id}.');
     await gw.config.call('session.delete', { id: ctx.principal.sessionId });
     return { status: 204, headers: { 'set-cookie': cookie('', 0, ctx.ex.secure) } };
   });
