@@ -50,8 +50,9 @@ function statusLine(status: number): string {
 
 function writeHeaders(res: uWS.HttpResponse, headers: OutgoingHeaders): void {
   for (const [name, value] of Object.entries(headers)) {
-    // uWS writes content-length itself from what end() receives.
-    if (name === 'content-length' && typeof value === 'string') continue;
+    // uWS writes content-length itself from what end() receives, and its own Date on every
+    // answer: a relayed one would make two.
+    if ((name === 'content-length' && typeof value === 'string') || name === 'date') continue;
     if (typeof value === 'string') res.writeHeader(name, value);
     else for (const v of value) res.writeHeader(name, v);
   }
