@@ -14,6 +14,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TZDate } from '@date-fns/tz';
 import { nextCronTurn, parseCron } from '../../src/core/schedules/cadence/index.ts';
+import { mulberry32 } from '../helpers/random.ts';
 
 const MIN = 60_000;
 const SPAN_START = Date.UTC(2025, 11, 1); // 2025-12-01
@@ -168,16 +169,6 @@ function chainedTurns(expression: string, zone: string, from: number, to: number
 // ---------------------------------------------------------------------------
 // Expressions
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function randomExpression(rand: () => number): string {
   const int = (lo: number, hi: number): number => lo + Math.floor(rand() * (hi - lo + 1));

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { EndpointRuleView } from '../../src/core/model.ts';
 import { EndpointRules, templateProblem } from '../../src/pipeline/endpoint-rules.ts';
+import { mulberry32 } from '../helpers/random.ts';
 
 const rule = (method: string, path: string, ...roles: string[]): EndpointRuleView => ({ method, path, roles });
 const label = (r: EndpointRuleView | undefined): string | undefined => (r === undefined ? undefined : `${r.method} ${r.path}`);
@@ -120,16 +121,6 @@ test('deep paths beyond the scratch buffer still match', () => {
 // ---------------------------------------------------------------------------
 // Property: the trie agrees with testing every rule in turn and ranking the matches.
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function oracle(rules: readonly EndpointRuleView[], method: string, path: string): EndpointRuleView | undefined {
   const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;

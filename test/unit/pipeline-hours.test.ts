@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { TZDate } from '@date-fns/tz';
 import type { HoursWindow, OrganisationHours } from '../../src/core/model.ts';
 import { parseHours, withinHours } from '../../src/pipeline/hours.ts';
+import { mulberry32 } from '../helpers/random.ts';
 
 const MIN = 60_000;
 const hours = (timezone: string, ...windows: HoursWindow[]): OrganisationHours => ({ timezone, windows });
@@ -103,16 +104,6 @@ test('instants before 1970 still give the right weekday', () => {
 // ---------------------------------------------------------------------------
 // Property: agreement with a reading of the rules on TZDate's wall clock.
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const DAYS = ['MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT', 'SUN'];
 const toMin = (s: string): number => Number(s.slice(0, 2)) * 60 + Number(s.slice(3));

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RouteView } from '../../src/core/model.ts';
 import { RouteTable, type RouteMatch } from '../../src/pipeline/route-table.ts';
+import { mulberry32 } from '../helpers/random.ts';
 
 function route(id: string, paths: string[], more: Partial<RouteView> = {}): RouteView {
   return {
@@ -96,16 +97,6 @@ test('an empty table matches nothing; an unparsable upstream is refused at const
 // ---------------------------------------------------------------------------
 // Property: the table agrees with a brute-force reading of the rules.
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const PREFIXES = ['/', '/a', '/a/', '/a/b', '/a/b/', '/ab', '/a/bc', '/b', '/b/c/d', '/a/b/c'];
 const HOSTS = ['x.test', 'y.test', '::1'];
