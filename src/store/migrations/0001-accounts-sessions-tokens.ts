@@ -1,14 +1,10 @@
-import { Migration } from '@mikro-orm/migrations';
-import type { Knex } from '@mikro-orm/knex';
+import { SchemaMigration } from './schema-migration.ts';
 
 /** Written with knex's schema builder so one migration serves SQLite and PostgreSQL. */
-export class Migration0001 extends Migration {
+export class Migration0001 extends SchemaMigration {
   override async up(): Promise<void> {
-    const knex = this.getKnex();
-    const add = (builder: Knex.SchemaBuilder) => {
-      for (const q of builder.toSQL()) this.addSql(q.sql);
-    };
-    add(knex.schema.createTable('accounts', (t) => {
+    const knex = this.knex;
+    this.schema(knex.schema.createTable('accounts', (t) => {
       t.string('id', 64).primary();
       t.string('name', 200).notNullable().unique();
       t.text('password_hash').notNullable();
@@ -19,13 +15,13 @@ export class Migration0001 extends Migration {
       t.bigInteger('created_at').notNullable();
       t.bigInteger('updated_at').notNullable();
     }));
-    add(knex.schema.createTable('sessions', (t) => {
+    this.schema(knex.schema.createTable('sessions', (t) => {
       t.string('id', 64).primary();
       t.string('account', 64).notNullable().index();
       t.bigInteger('created_at').notNullable();
       t.bigInteger('expires_at').notNullable();
     }));
-    add(knex.schema.createTable('tokens', (t) => {
+    this.schema(knex.schema.createTable('tokens', (t) => {
       t.string('id', 64).primary();
       t.string('name', 200).notNullable();
       t.string('kind', 20).notNullable();
@@ -36,7 +32,7 @@ export class Migration0001 extends Migration {
       t.bigInteger('created_at').notNullable();
       t.bigInteger('revoked_at').nullable();
     }));
-    add(knex.schema.createTable('changes', (t) => {
+    this.schema(knex.schema.createTable('changes', (t) => {
       t.increments('id').primary();
       t.string('kind', 100).notNullable();
       t.bigInteger('at').notNullable();

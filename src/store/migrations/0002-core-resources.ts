@@ -1,14 +1,10 @@
-import { Migration } from '@mikro-orm/migrations';
-import type { Knex } from '@mikro-orm/knex';
+import { SchemaMigration } from './schema-migration.ts';
 
 /** Routes, roles, organisations, the vault and the identity signing keys. */
-export class Migration0002 extends Migration {
+export class Migration0002 extends SchemaMigration {
   override async up(): Promise<void> {
-    const knex = this.getKnex();
-    const add = (builder: Knex.SchemaBuilder) => {
-      for (const q of builder.toSQL()) this.addSql(q.sql);
-    };
-    add(knex.schema.createTable('routes', (t) => {
+    const knex = this.knex;
+    this.schema(knex.schema.createTable('routes', (t) => {
       t.string('id', 100).primary();
       t.text('upstream').notNullable();
       t.jsonb('paths').notNullable();
@@ -23,20 +19,20 @@ export class Migration0002 extends Migration {
       t.bigInteger('created_at').notNullable();
       t.bigInteger('updated_at').notNullable();
     }));
-    add(knex.schema.createTable('roles', (t) => {
+    this.schema(knex.schema.createTable('roles', (t) => {
       t.string('name', 100).primary();
       t.jsonb('implies').notNullable();
       t.bigInteger('created_at').notNullable();
       t.bigInteger('updated_at').notNullable();
     }));
-    add(knex.schema.createTable('organisations', (t) => {
+    this.schema(knex.schema.createTable('organisations', (t) => {
       t.string('id', 100).primary();
       t.string('name', 200).notNullable();
       t.jsonb('hours').nullable();
       t.bigInteger('created_at').notNullable();
       t.bigInteger('updated_at').notNullable();
     }));
-    add(knex.schema.createTable('vault_entries', (t) => {
+    this.schema(knex.schema.createTable('vault_entries', (t) => {
       t.string('id', 320).primary();
       t.string('scope', 110).notNullable().index();
       t.string('name', 200).notNullable();
@@ -44,7 +40,7 @@ export class Migration0002 extends Migration {
       t.bigInteger('created_at').notNullable();
       t.bigInteger('updated_at').notNullable();
     }));
-    add(knex.schema.createTable('signing_keys', (t) => {
+    this.schema(knex.schema.createTable('signing_keys', (t) => {
       t.string('kid', 100).primary();
       t.text('sealed').notNullable();
       t.bigInteger('created_at').notNullable();

@@ -1,0 +1,16 @@
+import { Migration } from '@mikro-orm/migrations';
+import type { Knex } from '@mikro-orm/knex';
+
+/**
+ * Migrations are written with knex's schema builder, so one migration serves SQLite and
+ * PostgreSQL: `schema()` queues the builder's statements for this migration.
+ */
+export abstract class SchemaMigration extends Migration {
+  protected get knex(): Knex {
+    return this.getKnex() as unknown as Knex;
+  }
+
+  protected schema(builder: Knex.SchemaBuilder): void {
+    for (const q of builder.toSQL()) this.addSql(q.sql);
+  }
+}
