@@ -10,6 +10,7 @@ import { ensureRoot } from './core/accounts/root.ts';
 import { loadMasterKey } from './core/vault/master-key.ts';
 import { createTaskPool, type TaskPool } from './workers/pool.ts';
 import { ConfigClient } from './actors/config/client.ts';
+import { SchedulesClient } from './actors/schedules/client.ts';
 import { openUwsDoor, type Door } from './http/uws-door.ts';
 import type { ExchangeHandler } from './http/exchange.ts';
 import { sendFailure } from './http/respond.ts';
@@ -20,6 +21,7 @@ import { readDeclarative } from './core/declarative/document.ts';
 import { controlPlane } from './planes/control/plane.ts';
 import { internalPlane } from './planes/internal/plane.ts';
 import { VERSION } from './version.ts';
+import { formatAddress } from './settings/address.ts';
 
 export interface Gateway {
   readonly ctx: GatewayContext;
@@ -75,7 +77,10 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     const config = new ConfigClient({ store: storeOptions, log, clock, masterKey });
     cleanups.push(() => config.stop());
     await config.start();
-    const actors = [config.host];
+    const schedules = new SchedulesClient({ store: storeOptions, log, clock });
+    cleanups.push(() => schedules.stop());
+    await schedules.start();
+    const actors = [config.host, schedules.host];
     if (settings.configFile) {
       let applied: { created: number; updated: number };
       try {
@@ -100,8 +105,10 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
       return { ready: database === 'ok' && actors.every((a) => a.state === 'ready'), database, actors: states };
     };
 
+    const doors: Door[] = [];
     const ctx: GatewayContext = {
-      settings, version: VERSION, hub: opts.hub, log, clock, config, pool,
+      settings, version: VERSION, hub: opts.hub, log, clock, config, schedules, pool,
+      doorAddress: (plane) => doors.find((d) => d.plane === plane)?.address ?? formatAddress(settings.listen[plane].host, settings.listen[plane].port),
       draining: () => draining,
       readiness,
       ...(clock instanceof ManualClock
@@ -123,7 +130,6 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
       control: controlPlane(ctx),
       internal: internalPlane(ctx),
     };
-    const doors: Door[] = [];
     cleanups.push(async () => { for (const d of doors) d.close(); });
     for (const plane of ['data', 'control', 'internal'] as const) {
       const at = settings.listen[plane];

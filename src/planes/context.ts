@@ -2,6 +2,8 @@ import type { Clock } from '../clock/clock.ts';
 import type { Logger, LogHub } from '../log/logger.ts';
 import type { Settings } from '../settings/settings.ts';
 import type { ConfigClient } from '../actors/config/client.ts';
+import type { SchedulesClient } from '../actors/schedules/client.ts';
+import type { PlaneName } from '../settings/settings.ts';
 import type { TaskPool } from '../workers/pool.ts';
 
 export interface Readiness {
@@ -18,6 +20,9 @@ export interface GatewayContext {
   readonly log: Logger;
   readonly clock: Clock;
   readonly config: ConfigClient;
+  readonly schedules: SchedulesClient;
+  /** `host:port` of a plane's plain door once open (sentences name it, e.g. wrong-plane). */
+  doorAddress(plane: PlaneName): string;
   readonly pool: TaskPool;
   /** True once SIGTERM (or stop()) began: probes say so and answers carry `connection: close`. */
   readonly draining: () => boolean;

@@ -141,4 +141,74 @@ export const SigningKeyRow = defineEntity({
 });
 export type SigningKeyRow = InferEntity<typeof SigningKeyRow>;
 
-export const ENTITIES = [Account, Session, Token, Change, Route, Role, Organisation, VaultEntry, SigningKeyRow];
+
+
+/**
+ * A schedule (spec 2.1). Header values are kept as written (a vault reference stays a
+ * reference); metadata is stored without interpretation. Times are epoch milliseconds.
+ */
+export const Schedule = defineEntity({
+  name: 'Schedule',
+  tableName: 'schedules',
+  properties: (p) => ({
+    id: p.string().primary(),
+    name: p.string().nullable(),
+    roles: p.json<string[]>(),
+    method: p.string(),
+    routeId: p.string().index(),
+    path: p.text(),
+    every: p.string().nullable(),
+    cron: p.string().nullable(),
+    at: p.string().nullable(),
+    timezone: p.string(),
+    headers: p.json<Record<string, string>>(),
+    /** `{ value }`: a JSON null body and no body stay distinct. */
+    body: p.json<{ value: unknown }>().nullable(),
+    contentType: p.string().nullable(),
+    metadata: p.json<Record<string, string>>(),
+    overlap: p.string(),
+    catchUpS: p.integer(),
+    timeoutMs: p.integer(),
+    organisation: p.string().nullable().index(),
+    /** The token that wrote it: its perimeter bounds what the schedule may reach. */
+    tokenId: p.string().nullable().index(),
+    tokenName: p.string().nullable(),
+    paused: p.boolean().default(false),
+    finished: p.boolean().default(false),
+    nextRunAt: p.bigint('number').nullable().index(),
+    inFlight: p.json<Record<string, unknown>>().nullable(),
+    lastRun: p.json<Record<string, unknown>>().nullable(),
+    deferrals: p.integer().default(0),
+    /** A run now or replay asked and not yet taken by the engine. */
+    runRequest: p.json<{ at: number; replayOf: string | null; by: string }>().nullable(),
+    /** Bumped by every write and claim: the conditional UPDATE that takes a turn compares it. */
+    version: p.integer().default(0),
+    createdAt: p.bigint('number'),
+    updatedAt: p.bigint('number'),
+  }),
+});
+export type Schedule = InferEntity<typeof Schedule>;
+
+/** One turn's outcome (spec 2.2), newest first in answers; deleted with its schedule. */
+export const ScheduleRun = defineEntity({
+  name: 'ScheduleRun',
+  tableName: 'schedule_runs',
+  properties: (p) => ({
+    id: p.string().primary(),
+    scheduleId: p.string().index(),
+    runId: p.string(),
+    attempt: p.integer(),
+    node: p.string().nullable(),
+    scheduledFor: p.bigint('number').nullable(),
+    startedAt: p.bigint('number').nullable(),
+    endedAt: p.bigint('number').index(),
+    state: p.string(),
+    status: p.integer().nullable(),
+    detail: p.text().nullable(),
+    cause: p.string().nullable(),
+    ofRun: p.string().nullable(),
+    attempts: p.json<Array<Record<string, unknown>>>().nullable(),
+  }),
+});
+export type ScheduleRun = InferEntity<typeof ScheduleRun>;
+export const ENTITIES = [Account, Session, Token, Change, Route, Role, Organisation, VaultEntry, SigningKeyRow, Schedule, ScheduleRun];

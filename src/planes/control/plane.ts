@@ -15,6 +15,7 @@ import { addAccountsApi } from './accounts-api.ts';
 import { addTokensApi } from './tokens-api.ts';
 import { addOrganisationsApi } from './organisations-api.ts';
 import { addVaultApi } from './vault-api.ts';
+import { addSchedulesApi } from '../shared/schedules-api.ts';
 
 export function controlRouter(gw: GatewayContext): Router<Principal> {
   const router = new Router<Principal>();
@@ -27,6 +28,7 @@ export function controlRouter(gw: GatewayContext): Router<Principal> {
   addTokensApi(router, gw);
   addOrganisationsApi(router, gw);
   addVaultApi(router, gw);
+  addSchedulesApi(router, gw, 'control');
   let document: Record<string, unknown> | undefined;
   router.add('GET', '/api/openapi.json', {
     summary: 'This document: the control plane\'s API', tags: ['meta'], auth: 'none',

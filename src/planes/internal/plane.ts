@@ -6,6 +6,7 @@ import { Router } from '../../http/router.ts';
 import type { GatewayContext } from '../context.ts';
 import { bearerOf, cookieOf, SESSION_COOKIES, tokenPrincipal, ANONYMOUS_PRINCIPAL, type Principal } from '../principal.ts';
 import { addProbes } from '../probes.ts';
+import { addSchedulesApi } from '../shared/schedules-api.ts';
 
 /**
  * The internal plane answers tokens only (spec 5.1): a browser session is refused, and being on
@@ -28,6 +29,7 @@ export function authenticateInternal(gw: GatewayContext, ex: Exchange, auth: 'no
 export function internalRouter(gw: GatewayContext): Router<Principal> {
   const router = new Router<Principal>();
   addProbes(router, gw);
+  addSchedulesApi(router, gw, 'internal');
   let document: Record<string, unknown> | undefined;
   router.add('GET', '/api/openapi.json', {
     summary: 'This document: the internal plane\'s API', tags: ['meta'], auth: 'none',

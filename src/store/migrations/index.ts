@@ -2,10 +2,12 @@ import type { MigrationObject } from '@mikro-orm/core';
 import { Migration0001 } from './0001-accounts-sessions-tokens.ts';
 import { Migration0002 } from './0002-core-resources.ts';
 import { Migration0003 } from './0003-session-scope.ts';
+import { Migration0004 } from './0004-schedules.ts';
 
 /** Every migration, in order. Listed explicitly so compiled and tsx runs find the same set. */
 export const MIGRATIONS: MigrationObject[] = [
   { name: '0001-accounts-sessions-tokens', class: Migration0001 },
   { name: '0002-core-resources', class: Migration0002 },
   { name: '0003-session-scope', class: Migration0003 },
+  { name: '0004-schedules', class: Migration0004 },
 ];

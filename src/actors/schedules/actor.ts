@@ -1,0 +1,127 @@
+/** SchedulesActor, worker side: the schedule resource and its history. */
+import { runActor } from '../../workers/actor-runtime.ts';
+import { openStore } from '../../store/orm.ts';
+import { Schedule, ScheduleRun } from '../../store/entities.ts';
+import { GatewayError, invalidField } from '../../http/errors.ts';
+import { newId } from '../../core/secrets.ts';
+import { matcher } from '../../core/schedules/filters.ts';
+import { nextRunAt } from '../../core/schedules/next-run.ts';
+import type { Owner, ScheduleWrite, SchedulesCalls, SchedulesInit } from './messages.ts';
+import { runRecord, scheduleRecord } from './records.ts';
+
+runActor<SchedulesInit, SchedulesCalls, never>(async (init, ctx) => {
+  const store = await openStore({ ...init.store, poolSize: 4 });
+  const now = () => ctx.clock.now();
+
+  const lastEnd = (s: Schedule): number | null => {
+    const ended = (s.lastRun as { endedAt?: number } | null)?.endedAt;
+    return typeof ended === 'number' ? ended * 1000 : null;
+  };
+  const rearm = (s: Schedule) => {
+    s.nextRunAt = nextRunAt(s, { paused: s.paused, finished: s.finished, lastEndMs: lastEnd(s) }, now());
+  };
+  const fields = (input: ScheduleWrite) => ({
+    name: input.name, roles: input.roles, method: input.method, routeId: input.routeId, path: input.path,
+    every: input.every, cron: input.cron, at: input.at, timezone: input.timezone, headers: input.headers,
+    body: input.body === null ? null : { value: input.body }, contentType: input.contentType, metadata: input.metadata,
+    overlap: input.overlap, catchUpS: input.catchUpS, timeoutMs: input.timeoutMs, organisation: input.organisation,
+  });
+  /** One schedule within the caller's perimeter; another token's schedule does not exist for it. */
+  const find = async (em: ReturnType<typeof store.em>, id: string, owner: Owner) =>
+    em.findOne(Schedule, owner === null ? { id } : { id, tokenId: owner });
+
+  /** Loads, changes and saves one schedule in a transaction; null when it is not the caller's. */
+  const change = async (id: string, owner: Owner, fn: (s: Schedule) => void) => {
+    const em = store.em();
+    return em.transactional(async (tx) => {
+      const s = await find(tx, id, owner);
+      if (!s) return null;
+      fn(s);
+      s.version += 1;
+      s.updatedAt = now();
+      await tx.flush();
+      return scheduleRecord(s);
+    });
+  };
+
+  return {
+    handlers: {
+      'schedule.create': async ({ input, token }) => {
+        const em = store.em();
+        const t = now();
+        const s = em.create(Schedule, {
+          id: `sch_${newId()}`, ...fields(input), tokenId: token?.id ?? null, tokenName: token?.name ?? null,
+          paused: false, finished: false, nextRunAt: null, inFlight: null, lastRun: null, deferrals: 0,
+          runRequest: null, version: 0, createdAt: t, updatedAt: t,
+        });
+        rearm(s);
+        await em.flush();
+        return scheduleRecord(s);
+      },
+      'schedule.get': async ({ id, owner }) => {
+        const s = await find(store.em(), id, owner);
+        return s ? scheduleRecord(s) : null;
+      },
+      'schedule.list': async ({ owner, filters }) => {
+        const rows = await store.em().find(Schedule, owner === null ? {} : { tokenId: owner }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+        const keep = matcher(filters);
+        return rows.filter((s) => keep({ metadata: s.metadata, organisation: s.organisation ?? null, routeId: s.routeId })).map(scheduleRecord);
+      },
+      // PUT replaces every writable field; id, history and the paused state stay.
+      'schedule.replace': ({ id, owner, input }) => change(id, owner, (s) => {
+        Object.assign(s, fields(input));
+        s.finished = false;
+        s.deferrals = 0;
+        rearm(s);
+      }),
+      'schedule.delete': async ({ id, owner }) => store.em().transactional(async (tx) => {
+        const s = await find(tx, id, owner);
+        if (!s) return false;
+        await tx.nativeDelete(ScheduleRun, { scheduleId: id });
+        tx.remove(s);
+        await tx.flush();
+        return true;
+      }),
+      'schedule.pause': ({ id, owner }) => change(id, owner, (s) => {
+        s.paused = true;
+        rearm(s);
+      }),
+      'schedule.resume': ({ id, owner }) => change(id, owner, (s) => {
+        s.paused = false;
+        rearm(s);
+      }),
+      'schedule.run': async ({ id, owner, replayOf, by }) => {
+        if (replayOf !== null) {
+          const run = await store.em().findOne(ScheduleRun, { id: replayOf, scheduleId: id });
+          if (!run) throw invalidField('replayOf', `replayOf "${replayOf}" is not a turn in this schedule's history.`);
+          if (run.state === 'done') throw invalidField('replayOf', `The turn ${replayOf} ended done; only a failed, lost or dropped turn is replayed.`);
+        }
+        return change(id, owner, (s) => {
+          if (s.inFlight) throw new GatewayError('in-flight', `Run ${(s.inFlight as { runId: string }).runId} of this schedule is in flight; run now and replay wait until it has finished.`);
+          // The engine takes the request at its next look; the turn is brought forward to now.
+          s.runRequest = { at: now(), replayOf, by };
+          s.nextRunAt = now();
+        });
+      },
+      'schedule.runs': async ({ id, owner, limit, before }) => {
+        const em = store.em();
+        if (!(await find(em, id, owner))) return null;
+        const rows = await em.find(ScheduleRun, { scheduleId: id, ...(before !== null ? { endedAt: { $lt: before * 1000 } } : {}) }, { orderBy: { endedAt: 'desc', id: 'desc' }, limit });
+        return rows.map(runRecord);
+      },
+      'schedule.report': ({ id, owner, report }) => change(id, owner, (s) => {
+        const flight = s.inFlight as { runId: string; phase: string } | null;
+        if (!flight || flight.runId !== report.run) {
+          throw new GatewayError('not-found', `No run ${report.run} of this schedule is in flight.`);
+        }
+        if (flight.phase !== 'accepted') {
+          throw new GatewayError('in-flight', `Run ${report.run} has not been accepted (202) yet; report once the service has answered.`);
+        }
+        s.inFlight = { ...flight, report: { state: report.state, progress: report.progress ?? null, detail: report.detail ?? null, retryInMs: report.retryInMs ?? null, at: now() } };
+      }),
+    },
+    stop: async () => {
+      await store.close();
+    },
+  };
+});

@@ -1,0 +1,95 @@
+/**
+ * SchedulesActor's protocol: the schedule resource and its history. The actor owns the
+ * schedules tables; the planes ask it and never touch them. (The engine that fires turns joins
+ * this actor, one per shard.)
+ */
+import type { StoreOptions } from '../../store/orm.ts';
+import type { ScheduleInput } from '../../core/schedules/schedule-input.ts';
+import type { Filter } from '../../core/schedules/filters.ts';
+
+/** What a write stores: the input without its parsed cadence (recomputed from the text). */
+export type ScheduleWrite = Omit<ScheduleInput, 'cadence'>;
+
+export interface InFlight {
+  readonly runId: string;
+  readonly attempt: number;
+  readonly phase: 'calling' | 'waiting' | 'accepted';
+  /** epoch s */
+  readonly startedAt: number;
+}
+
+export interface RunRecord {
+  readonly id: string;
+  readonly runId: string;
+  readonly attempt: number;
+  readonly node: string | null;
+  readonly scheduledFor: number | null;
+  readonly startedAt: number | null;
+  readonly endedAt: number;
+  readonly state: string;
+  readonly status?: number;
+  readonly detail?: string;
+  readonly cause?: string;
+  readonly ofRun?: string;
+  readonly attempts?: ReadonlyArray<Record<string, unknown>>;
+}
+
+/** The schedule as every answer shows it (CONTRACT.md "Schedules"). Times in epoch seconds. */
+export interface ScheduleRecord {
+  readonly id: string;
+  readonly name: string | null;
+  readonly roles: readonly string[];
+  readonly method: string;
+  readonly routeId: string;
+  readonly path: string;
+  readonly every?: string;
+  readonly cron?: string;
+  readonly at?: string;
+  readonly timezone: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body?: unknown;
+  readonly contentType: string | null;
+  readonly metadata: Readonly<Record<string, string>>;
+  readonly overlap: string;
+  readonly catchUp: number;
+  readonly timeout: string;
+  readonly organisation: string | null;
+  readonly paused: boolean;
+  readonly finished: boolean;
+  readonly nextRunAt: number | null;
+  readonly inFlight: InFlight | null;
+  readonly lastRun: RunRecord | null;
+  readonly deferrals: number;
+  readonly token: string | null;
+  readonly runRequested: { readonly at: number; readonly replayOf: string | null } | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+/** Whose schedules a call may see: one token's, or (null) every schedule (root's console). */
+export type Owner = string | null;
+
+export interface RunReport {
+  readonly run: string;
+  readonly state: 'running' | 'done' | 'failed';
+  readonly progress?: number;
+  readonly detail?: string;
+  readonly retryInMs?: number;
+}
+
+export type SchedulesCalls = {
+  'schedule.create': { args: { input: ScheduleWrite; token: { id: string; name: string } | null }; result: ScheduleRecord };
+  'schedule.get': { args: { id: string; owner: Owner }; result: ScheduleRecord | null };
+  'schedule.list': { args: { owner: Owner; filters: Filter[] }; result: ScheduleRecord[] };
+  'schedule.replace': { args: { id: string; owner: Owner; input: ScheduleWrite }; result: ScheduleRecord | null };
+  'schedule.delete': { args: { id: string; owner: Owner }; result: boolean };
+  'schedule.pause': { args: { id: string; owner: Owner }; result: ScheduleRecord | null };
+  'schedule.resume': { args: { id: string; owner: Owner }; result: ScheduleRecord | null };
+  'schedule.run': { args: { id: string; owner: Owner; replayOf: string | null; by: string }; result: ScheduleRecord | null };
+  'schedule.runs': { args: { id: string; owner: Owner; limit: number; before: number | null }; result: RunRecord[] | null };
+  'schedule.report': { args: { id: string; owner: Owner; report: RunReport }; result: ScheduleRecord | null };
+};
+
+export interface SchedulesInit {
+  readonly store: StoreOptions;
+}

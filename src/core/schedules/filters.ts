@@ -1,0 +1,110 @@
+/**
+ * List filters (spec 1.1 rule 30): `meta.<key>=<value>` exact, `meta.<key>=~<expression>` by
+ * regular expression, `tenant` (the schedule's organisation), `route`. All must hold. An
+ * expression that does not compile is refused, never answered with an empty list.
+ *
+ * Backtracking engines can take exponential time on nested quantifiers (`(a+)+$`): such shapes
+ * are refused before they run, and metadata values are short (1024 characters at most), which
+ * bounds what an accepted expression can cost.
+ */
+import { GatewayError } from '../../http/errors.ts';
+
+export type Filter =
+  | { readonly kind: 'meta'; readonly key: string; readonly equals: string }
+  | { readonly kind: 'meta-regex'; readonly key: string; readonly source: string }
+  | { readonly kind: 'tenant'; readonly equals: string }
+  | { readonly kind: 'route'; readonly equals: string };
+
+const MAX_EXPRESSION = 200;
+
+/** A sentence when the expression's shape can backtrack without bound, else undefined. */
+export function costlyShape(source: string): string | undefined {
+  if (/\\[1-9]|\\k</.test(source)) return 'back-references are not accepted';
+  // For each open group: does it hold a quantifier or an alternation?
+  const groups: Array<{ quantified: boolean; alternation: boolean }> = [];
+  let lastGroup: { quantified: boolean; alternation: boolean } | undefined;
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i]!;
+    if (c === '\\') { i++; lastGroup = undefined; continue; }
+    if (inClass) { if (c === ']') inClass = false; continue; }
+    if (c === '[') { inClass = true; lastGroup = undefined; continue; }
+    if (c === '(') { groups.push({ quantified: false, alternation: false }); lastGroup = undefined; continue; }
+    if (c === ')') { lastGroup = groups.pop(); continue; }
+    if (c === '|') { const g = groups[groups.length - 1]; if (g) g.alternation = true; continue; }
+    const prev = source[i - 1];
+    // `?` is a quantifier unless it opens group syntax `(?:` or makes a quantifier lazy.
+    const optional = c === '?' && prev !== '(' && prev !== '*' && prev !== '+' && prev !== '?' && prev !== '}';
+    const quantifier = c === '*' || c === '+' || optional || (c === '{' && /^\{\d+(,\d*)?\}/.test(source.slice(i)));
+    if (quantifier) {
+      // An optional group (`(…)?`) is tried at most twice: only repetitions multiply the paths.
+      if (!optional && lastGroup && (lastGroup.quantified || lastGroup.alternation)) {
+        return 'a repeated group may not itself hold a repetition or an alternation (it could take exponential time)';
+      }
+      const g = groups[groups.length - 1];
+      if (g) g.quantified = true;
+      if (lastGroup) { const outer = groups[groups.length - 1]; if (outer) outer.quantified = true; }
+    }
+    lastGroup = undefined;
+  }
+  return undefined;
+}
+
+/** Compiles a filter expression or refuses it with the reason. */
+export function compileExpression(key: string, source: string): RegExp {
+  const field = `meta.${key}`;
+  if (source.length === 0 || source.length > MAX_EXPRESSION) {
+    throw new GatewayError('filter.regex-invalid', `The expression for ${field} must be 1 to ${MAX_EXPRESSION} characters.`, field);
+  }
+  const costly = costlyShape(source);
+  if (costly) throw new GatewayError('filter.regex-invalid', `The expression for ${field} is refused: ${costly}.`, field);
+  try {
+    return new RegExp(source);
+  } catch (err) {
+    throw new GatewayError('filter.regex-invalid', `The expression for ${field} does not compile: ${(err as Error).message.replace(/^Invalid regular expression: /, '')}.`, field);
+  }
+}
+
+/** Reads the list's query string. Unknown parameters are refused (a typo is not "no filter"). */
+export function parseFilters(query: URLSearchParams, also: readonly string[] = []): Filter[] {
+  const filters: Filter[] = [];
+  for (const [name, value] of query) {
+    if (also.includes(name)) continue;
+    if (name.startsWith('meta.') && name.length > 5) {
+      const key = name.slice(5);
+      if (value.startsWith('~')) {
+        compileExpression(key, value.slice(1));
+        filters.push({ kind: 'meta-regex', key, source: value.slice(1) });
+      } else {
+        filters.push({ kind: 'meta', key, equals: value });
+      }
+    } else if (name === 'tenant' || name === 'route') {
+      filters.push({ kind: name, equals: value });
+    } else {
+      throw new GatewayError('filter.invalid', `"${name}" is not a filter; use meta.<key>=<value>, meta.<key>=~<expression>, tenant or route${also.length ? ` (and ${also.join(', ')})` : ''}.`, name);
+    }
+  }
+  return filters;
+}
+
+export interface Filterable {
+  readonly metadata: Readonly<Record<string, string>>;
+  readonly organisation: string | null;
+  readonly routeId: string;
+}
+
+/** A predicate for already-validated filters. */
+export function matcher(filters: readonly Filter[]): (s: Filterable) => boolean {
+  const tests = filters.map((f): ((s: Filterable) => boolean) => {
+    switch (f.kind) {
+      case 'meta': return (s) => s.metadata[f.key] === f.equals;
+      case 'meta-regex': {
+        const re = new RegExp(f.source);
+        return (s) => { const v = s.metadata[f.key]; return v !== undefined && re.test(v); };
+      }
+      case 'tenant': return (s) => s.organisation === f.equals;
+      case 'route': return (s) => s.routeId === f.equals;
+    }
+  });
+  return (s) => tests.every((t) => t(s));
+}

@@ -1,0 +1,193 @@
+/**
+ * A schedule as a backend writes it (spec 2.1, CONTRACT.md "Schedules"): every field checked with
+ * its own stable code and sentence, defaults applied. What depends on stored state (the route,
+ * the token's perimeter, the organisation) is checked by the caller against the snapshot.
+ */
+import { GatewayError, invalidField, type ErrorCode } from '../../http/errors.ts';
+import { nameProblem, objectBody, optionalString, stringList, type Fields } from '../validate.ts';
+import { type Cadence, type CadenceResult, parseAt, parseCron, parseEvery, parseTimeout, parseTimezone } from './cadence/index.ts';
+
+export const SCHEDULE_FIELDS = [
+  'name', 'roles', 'role', 'method', 'routeId', 'path', 'every', 'cron', 'at', 'timezone', 'headers', 'body',
+  'contentType', 'metadata', 'overlap', 'catchUp', 'timeout', 'organisation',
+] as const;
+
+export const LIMITS = { headers: 10, metadata: 20, name: 200, metadataValue: 1024, headerValue: 8192 } as const;
+export const DEFAULT_CATCH_UP_S = 3600;
+export const DEFAULT_TIMEOUT_MS = 30_000;
+const METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** Why each header is the gateway's to write, never the schedule's (spec 5 rule 6, 1.1 rule 10). */
+const FORBIDDEN_HEADERS: Readonly<Record<string, string>> = {
+  authorization: 'Authorization is refused: the call carries the scheduler\'s identity, posed inside the gateway and never sent as a token; a secret the service expects goes in another header with a vault reference such as ${name}',
+  host: 'Host is refused: the route decides where the call goes',
+  'gateway-job': 'Gateway-Job is refused: the gateway writes it on every call (the schedule id)',
+  'gateway-job-run': 'Gateway-Job-Run is refused: the gateway writes it on every call (the run identifier)',
+  'gateway-job-attempt': 'Gateway-Job-Attempt is refused: the gateway writes it on every call (the attempt number)',
+};
+/** Connection-level headers describe one hop; a schedule cannot set them. */
+const HOP_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'content-length', 'expect', 'proxy-connection']);
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
+
+export interface ScheduleInput {
+  readonly name: string | null;
+  readonly roles: string[];
+  readonly method: string;
+  readonly routeId: string;
+  readonly path: string;
+  readonly cadence: Cadence;
+  /** The cadence as written, for answers: exactly one is set. */
+  readonly every: string | null;
+  readonly cron: string | null;
+  readonly at: string | null;
+  readonly timezone: string;
+  /** Values as written: a vault reference stays a reference. */
+  readonly headers: Record<string, string>;
+  readonly body: unknown;
+  readonly contentType: string | null;
+  readonly metadata: Record<string, string>;
+  readonly overlap: 'skip';
+  readonly catchUpS: number;
+  readonly timeoutMs: number;
+  readonly organisation: string | null;
+}
+
+function cadenceValue<T>(result: CadenceResult<T>, field: string): T {
+  if (!result.ok) throw new GatewayError(result.code as ErrorCode, result.message, field);
+  return result.value;
+}
+
+function roles(body: Fields): string[] {
+  if (body.roles !== undefined && body.role !== undefined) {
+    throw new GatewayError('schedule.roles-invalid', 'Send roles (a list) or role (one name), not both.', 'roles');
+  }
+  if (body.role !== undefined) {
+    if (typeof body.role !== 'string' || nameProblem(body.role)) throw new GatewayError('schedule.roles-invalid', 'role must be the name of one role.', 'role');
+    return [body.role];
+  }
+  if (body.roles === undefined || body.roles === null) return [];
+  try {
+    return stringList(body.roles, 'roles', { max: 100, item: nameProblem });
+  } catch (err) {
+    throw new GatewayError('schedule.roles-invalid', (err as GatewayError).detail, (err as GatewayError).field);
+  }
+}
+
+function method(body: Fields): string {
+  const raw = body.method ?? 'POST';
+  const m = typeof raw === 'string' ? raw.toUpperCase() : '';
+  if (m === 'GET' || m === 'HEAD') {
+    throw new GatewayError('schedule.method-get', `method ${m} is refused: a scheduled call is an action, so it is sent with POST, PUT, PATCH or DELETE (a read has nobody to read its answer).`, 'method');
+  }
+  if (!(METHODS as readonly string[]).includes(m)) {
+    throw new GatewayError('schedule.method-invalid', `method must be one of ${METHODS.join(', ')} (POST when left out).`, 'method');
+  }
+  return m;
+}
+
+function cadence(body: Fields): Pick<ScheduleInput, 'cadence' | 'every' | 'cron' | 'at' | 'timezone'> {
+  const given = (['every', 'cron', 'at'] as const).filter((k) => body[k] !== undefined && body[k] !== null);
+  if (given.length !== 1) {
+    throw new GatewayError('schedule.cadence-count', given.length === 0
+      ? 'A schedule needs exactly one of every (a period such as PT1H), cron (such as "0 9 * * MON-FRI") or at (one moment).'
+      : `A schedule takes exactly one of every, cron or at; this one has ${given.join(' and ')}.`, given[1] ?? 'every');
+  }
+  const timezone = cadenceValue(parseTimezone(body.timezone), 'timezone');
+  const none = { every: null, cron: null, at: null };
+  switch (given[0]!) {
+    case 'every':
+      return { ...none, every: String(body.every), timezone, cadence: { kind: 'every', everyMs: cadenceValue(parseEvery(body.every), 'every') } };
+    case 'cron': {
+      const spec = cadenceValue(parseCron(body.cron), 'cron');
+      return { ...none, cron: String(body.cron).trim(), timezone, cadence: { kind: 'cron', cron: spec, zone: timezone } };
+    }
+    case 'at':
+      return { ...none, at: String(body.at).trim(), timezone, cadence: { kind: 'at', atMs: cadenceValue(parseAt(body.at), 'at') } };
+  }
+}
+
+function headers(body: Fields): Record<string, string> {
+  const v = body.headers;
+  if (v === undefined || v === null) return {};
+  if (typeof v !== 'object' || Array.isArray(v)) throw new GatewayError('schedule.header-invalid', 'headers must be an object of header names to text values.', 'headers');
+  const entries = Object.entries(v as Record<string, unknown>);
+  if (entries.length > LIMITS.headers) {
+    throw new GatewayError('schedule.headers-too-many', `A schedule may set at most ${LIMITS.headers} headers; this one sets ${entries.length}.`, 'headers');
+  }
+  const out: Record<string, string> = {};
+  const seen = new Set<string>();
+  for (const [name, value] of entries) {
+    const lower = name.toLowerCase();
+    const field = `headers.${name}`;
+    const forbidden = FORBIDDEN_HEADERS[lower];
+    if (forbidden) throw new GatewayError('schedule.header-forbidden', `${forbidden}.`, field);
+    if (!TOKEN.test(name)) throw new GatewayError('schedule.header-invalid', `"${name}" is not a header name (letters, digits and !#$%&'*+.^_\`|~-).`, field);
+    if (HOP_HEADERS.has(lower)) throw new GatewayError('schedule.header-forbidden', `${name} is refused: it describes one connection, and the gateway frames each call itself.`, field);
+    if (seen.has(lower)) throw new GatewayError('schedule.header-invalid', `The header ${name} is written twice (names are case-insensitive).`, field);
+    if (typeof value !== 'string' || value.length > LIMITS.headerValue || /[\r\n\0]/.test(value)) {
+      throw new GatewayError('schedule.header-invalid', `The value of ${name} must be text on one line, at most ${LIMITS.headerValue} characters.`, field);
+    }
+    seen.add(lower);
+    out[name] = value;
+  }
+  return out;
+}
+
+function metadata(body: Fields): Record<string, string> {
+  const v = body.metadata;
+  if (v === undefined || v === null) return {};
+  if (typeof v !== 'object' || Array.isArray(v)) throw new GatewayError('schedule.metadata-invalid', 'metadata must be an object of keys to text values.', 'metadata');
+  const entries = Object.entries(v as Record<string, unknown>);
+  if (entries.length > LIMITS.metadata) {
+    throw new GatewayError('schedule.metadata-too-many', `A schedule may carry at most ${LIMITS.metadata} metadata keys; this one has ${entries.length}.`, 'metadata');
+  }
+  for (const [key, value] of entries) {
+    if (key === '' || key.length > 100) throw new GatewayError('schedule.metadata-invalid', 'A metadata key is 1 to 100 characters.', 'metadata');
+    if (typeof value !== 'string' || value.length > LIMITS.metadataValue) {
+      throw new GatewayError('schedule.metadata-invalid', `metadata.${key} must be text of at most ${LIMITS.metadataValue} characters.`, `metadata.${key}`);
+    }
+  }
+  return Object.fromEntries(entries) as Record<string, string>;
+}
+
+function catchUp(body: Fields): number {
+  const v = body.catchUp;
+  if (v === undefined || v === null) return DEFAULT_CATCH_UP_S;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 366 * 86_400) {
+    throw new GatewayError('schedule.catchup-invalid', 'catchUp is a whole number of seconds from 0 (whenever possible) to 31622400 (a year).', 'catchUp');
+  }
+  return v;
+}
+
+function path(body: Fields): string {
+  const v = body.path ?? '/';
+  if (typeof v !== 'string' || !v.startsWith('/') || v.length > 2000 || /[\s#]/.test(v)) {
+    throw new GatewayError('schedule.path-invalid', 'path must start with "/" (it may carry a query), without spaces or "#", at most 2000 characters.', 'path');
+  }
+  return v;
+}
+
+export function parseSchedule(value: unknown): ScheduleInput {
+  const body = objectBody(value, SCHEDULE_FIELDS, 'a schedule');
+  const routeId = body.routeId;
+  if (typeof routeId !== 'string' || nameProblem(routeId)) throw invalidField('routeId', 'routeId is required: the id of the route the call goes through.');
+  const overlap = body.overlap ?? 'skip';
+  if (overlap !== 'skip') throw new GatewayError('schedule.overlap-invalid', 'overlap accepts "skip" only: while a run is in flight the next turn does not go out.', 'overlap');
+  const contentType = optionalString(body, 'contentType', { max: 200, pattern: /^[\w!#$&^.+-]+\/[\w!#$&^.+-]+(\s*;.*)?$/, hint: 'a media type such as application/json' }) ?? null;
+  return {
+    name: optionalString(body, 'name', { max: LIMITS.name }) ?? null,
+    roles: roles(body),
+    method: method(body),
+    routeId,
+    path: path(body),
+    ...cadence(body),
+    headers: headers(body),
+    body: body.body === undefined ? null : body.body,
+    contentType,
+    metadata: metadata(body),
+    overlap: 'skip',
+    catchUpS: catchUp(body),
+    timeoutMs: body.timeout === undefined || body.timeout === null ? DEFAULT_TIMEOUT_MS : cadenceValue(parseTimeout(body.timeout), 'timeout'),
+    organisation: optionalString(body, 'organisation', { max: 100 }) ?? null,
+  };
+}

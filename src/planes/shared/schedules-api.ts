@@ -1,0 +1,225 @@
+/**
+ * The scheduling API (spec 4.1). On the internal plane it answers schedules tokens, each seeing
+ * only the schedules it wrote. On the control plane the console (root, app-admin) reads and acts
+ * on every schedule (list, get, runs, pause, resume, run, replay, delete) but does not write
+ * one: creation, replacement and run reports belong to the internal plane. A schedules token
+ * still calling the control plane keeps working (spec 9 rule 1), and the gateway says once per
+ * token where its door is now.
+ */
+import { GatewayError, invalidField } from '../../http/errors.ts';
+import type { RequestContext, Router } from '../../http/router.ts';
+import { parseSchedule, type ScheduleInput } from '../../core/schedules/schedule-input.ts';
+import { parseFilters } from '../../core/schedules/filters.ts';
+import { readIsoDuration } from '../../core/schedules/cadence/index.ts';
+import { objectBody } from '../../core/validate.ts';
+import { RouteTable } from '../../pipeline/route-table.ts';
+import type { Owner, RunReport, ScheduleWrite } from '../../actors/schedules/messages.ts';
+import type { GatewayContext } from '../context.ts';
+import type { Principal } from '../principal.ts';
+import { requireCapability } from '../control/auth.ts';
+import { SCHEDULE_DOC, RUN_DOC } from './schedules-docs.ts';
+
+type Plane = 'internal' | 'control';
+type Ctx = RequestContext<Principal>;
+
+function scheduleToken(p: Principal): { id: string; name: string; routes: readonly string[]; roles: readonly string[] } | undefined {
+  return p.kind === 'token' && p.token.kind === 'schedules'
+    ? { id: p.token.id, name: p.token.name, routes: p.token.routes ?? [], roles: p.token.roles ?? [] }
+    : undefined;
+}
+
+export function addSchedulesApi(router: Router<Principal>, gw: GatewayContext, plane: Plane): void {
+  const warned = new Set<string>();
+  const auth = plane === 'internal' ? 'token' as const : 'session' as const;
+
+  /** Whose schedules the caller sees; refuses callers who may not use this API here. */
+  const ownerOf = (ctx: Ctx): Owner => {
+    const token = scheduleToken(ctx.principal);
+    if (token) {
+      if (plane === 'control' && !warned.has(token.id)) {
+        warned.add(token.id);
+        gw.log.warn('a schedules token called the scheduling API on the control plane; it keeps working, but its door is now the internal plane', {
+          token: token.name, tokenId: token.id, path: ctx.ex.path, internalPlane: gw.doorAddress('internal'),
+        });
+      }
+      return token.id;
+    }
+    requireCapability(ctx.principal, 'app-admin');
+    return null;
+  };
+
+  /** Writes come from a schedules token; the console is sent to the internal plane. */
+  const writer = (ctx: Ctx) => {
+    const token = scheduleToken(ctx.principal);
+    if (!token) {
+      throw new GatewayError('wrong-plane', `Schedules are written by backends on the internal plane (${gw.doorAddress('internal')}) with a schedules token; the console reads them and can pause, resume, run, replay and delete them.`);
+    }
+    return token;
+  };
+
+  /** What depends on the configuration: the route, the path on it, the perimeter, the organisation. */
+  const check = (input: ScheduleInput, token: NonNullable<ReturnType<typeof scheduleToken>>): ScheduleWrite => {
+    const view = gw.config.view;
+    const route = view.routesById.get(input.routeId);
+    if (!route) throw new GatewayError('schedule.route-unknown', `No route has the id "${input.routeId}".`, 'routeId');
+    if (!token.routes.includes('*') && !token.routes.includes(input.routeId)) {
+      throw new GatewayError('perimeter', `The token "${token.name}" may not reach the route "${input.routeId}"; its routes are ${token.routes.join(', ') || 'none'}.`, 'routeId');
+    }
+    const allowed = new Set(view.roles.expand(token.roles));
+    const outside = view.roles.expand(input.roles).filter((r) => !allowed.has(r));
+    if (outside.length > 0) {
+      throw new GatewayError('perimeter', `The token "${token.name}" may not ask for ${outside.map((r) => `"${r}"`).join(', ')}; it may ask for ${[...allowed].join(', ') || 'no role'}.`, 'roles');
+    }
+    const pathOnly = input.path.split('?')[0]!;
+    if (!new RouteTable([route]).match(route.hosts[0], pathOnly)) {
+      throw new GatewayError('schedule.path-invalid', `The path ${pathOnly} is not served by the route "${route.id}" (its paths are ${route.paths.join(', ')}).`, 'path');
+    }
+    if (input.organisation !== null && !view.organisations.has(input.organisation)) {
+      throw new GatewayError('organisation.unknown', `The organisation "${input.organisation}" does not exist.`, 'organisation');
+    }
+    const { cadence: _parsed, ...write } = input;
+    return write;
+  };
+
+  const notFound = (id: string) => new GatewayError('not-found', `No schedule with the id "${id}" is yours to see.`);
+  const id = (ctx: Ctx) => ctx.params.id ?? '';
+  const base = '/api/schedules';
+  const tags = ['schedules'];
+
+  router.add('POST', base, {
+    summary: 'Create a schedule', tags, auth, body: SCHEDULE_DOC.body,
+    description: plane === 'internal' ? 'The next turn (nextRunAt) is computed now.' : 'Refused on the control plane (wrong-plane), except for a schedules token still calling it.',
+    responses: { 201: { description: 'created', schema: SCHEDULE_DOC.schedule }, 400: { description: 'a field is refused, with its code' }, 403: { description: 'outside the token\'s perimeter, or the wrong plane' }, 404: { description: 'no such route (schedule.route-unknown)' } },
+  }, async (ctx) => {
+    const token = writer(ctx);
+    ownerOf(ctx);
+    const input = check(parseSchedule(await ctx.json()), token);
+    const created = await gw.schedules.call('schedule.create', { input, token: { id: token.id, name: token.name } });
+    return { status: 201, headers: { location: `${base}/${created.id}` }, body: created };
+  });
+
+  router.add('GET', base, {
+    summary: 'List schedules', tags, auth,
+    description: 'Filters, all of which must hold: meta.<key>=<value>, meta.<key>=~<expression>, tenant (organisation), route.',
+    responses: { 200: { description: 'the schedules', schema: { type: 'object', properties: { schedules: { type: 'array', items: SCHEDULE_DOC.schedule } } } }, 400: { description: 'a filter does not compile (filter.regex-invalid) or is unknown' } },
+  }, async (ctx) => {
+    const owner = ownerOf(ctx);
+    const filters = parseFilters(ctx.query);
+    return { body: { schedules: await gw.schedules.call('schedule.list', { owner, filters }) } };
+  });
+
+  router.add('GET', `${base}/{id}`, {
+    summary: 'One schedule', tags, auth,
+    responses: { 200: { description: 'the schedule', schema: SCHEDULE_DOC.schedule }, 404: { description: 'no such schedule within the caller\'s perimeter' } },
+  }, async (ctx) => {
+    const s = await gw.schedules.call('schedule.get', { id: id(ctx), owner: ownerOf(ctx) });
+    if (!s) throw notFound(id(ctx));
+    return { body: s };
+  });
+
+  router.add('PUT', `${base}/{id}`, {
+    summary: 'Replace a schedule', tags, auth, body: SCHEDULE_DOC.body,
+    description: 'Every writable field is replaced (omitted ones take their defaults); id, history and the paused state stay. The next turn is computed again.',
+    responses: { 200: { description: 'replaced', schema: SCHEDULE_DOC.schedule }, 400: { description: 'a field is refused' }, 403: { description: 'perimeter or wrong plane' }, 404: { description: 'no such schedule, or no such route' } },
+  }, async (ctx) => {
+    const token = writer(ctx);
+    const owner = ownerOf(ctx);
+    const input = check(parseSchedule(await ctx.json()), token);
+    const s = await gw.schedules.call('schedule.replace', { id: id(ctx), owner, input });
+    if (!s) throw notFound(id(ctx));
+    return { body: s };
+  });
+
+  router.add('DELETE', `${base}/{id}`, {
+    summary: 'Delete a schedule and its history', tags, auth,
+    responses: { 204: { description: 'deleted' }, 404: { description: 'no such schedule' } },
+  }, async (ctx) => {
+    if (!(await gw.schedules.call('schedule.delete', { id: id(ctx), owner: ownerOf(ctx) }))) throw notFound(id(ctx));
+    return { status: 204 };
+  });
+
+  for (const action of ['pause', 'resume'] as const) {
+    router.add('POST', `${base}/{id}/${action}`, {
+      summary: action === 'pause' ? 'Stop it firing' : 'Let it fire again', tags, auth,
+      responses: { 200: { description: 'the schedule', schema: SCHEDULE_DOC.schedule }, 404: { description: 'no such schedule' } },
+    }, async (ctx) => {
+      const s = await gw.schedules.call(`schedule.${action}`, { id: id(ctx), owner: ownerOf(ctx) });
+      if (!s) throw notFound(id(ctx));
+      return { body: s };
+    });
+  }
+
+  router.add('POST', `${base}/{id}/run`, {
+    summary: 'Run now, or replay a turn', tags, auth,
+    description: 'Without a body the next turn is brought forward to now. With {"replayOf": "<run record id>"} a failed, lost or dropped turn goes out again as a new run, with the payload as the schedule stands now. 409 while a run is in flight.',
+    body: { type: 'object', additionalProperties: false, properties: { replayOf: { type: 'string' } } },
+    responses: { 202: { description: 'the request is recorded; the engine takes it', schema: SCHEDULE_DOC.schedule }, 404: { description: 'no such schedule' }, 409: { description: 'a run is in flight (in-flight)' } },
+  }, async (ctx) => {
+    const owner = ownerOf(ctx);
+    const body = await ctx.json();
+    let replayOf: string | null = null;
+    if (body !== undefined && body !== null) {
+      const f = objectBody(body, ['replayOf'], 'a run request');
+      if (f.replayOf !== undefined) {
+        if (typeof f.replayOf !== 'string' || f.replayOf === '') throw invalidField('replayOf', 'replayOf must be the id of a turn in the history (run-…).');
+        replayOf = f.replayOf;
+      }
+    }
+    const by = ctx.principal.kind === 'token' ? `token:${ctx.principal.token.name}` : ctx.principal.kind === 'session' ? `account:${ctx.principal.account.name}` : 'unknown';
+    const s = await gw.schedules.call('schedule.run', { id: id(ctx), owner, replayOf, by });
+    if (!s) throw notFound(id(ctx));
+    return { status: 202, body: s };
+  });
+
+  router.add('GET', `${base}/{id}/runs`, {
+    summary: 'Run history, newest first', tags, auth,
+    description: 'limit (1-500, default 50) and before (epoch seconds: runs that ended earlier) page through it.',
+    responses: { 200: { description: 'run records', schema: { type: 'object', properties: { runs: { type: 'array', items: RUN_DOC } } } }, 404: { description: 'no such schedule' } },
+  }, async (ctx) => {
+    const owner = ownerOf(ctx);
+    const limitRaw = ctx.query.get('limit');
+    const beforeRaw = ctx.query.get('before');
+    const limit = limitRaw === null ? 50 : Number(limitRaw);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw invalidField('limit', 'limit is a whole number from 1 to 500.');
+    const before = beforeRaw === null ? null : Number(beforeRaw);
+    if (before !== null && (!Number.isInteger(before) || before < 0)) throw invalidField('before', 'before is a time in epoch seconds.');
+    const runs = await gw.schedules.call('schedule.runs', { id: id(ctx), owner, limit, before });
+    if (!runs) throw notFound(id(ctx));
+    return { body: { runs } };
+  });
+
+  router.add('PATCH', `${base}/{id}/run`, {
+    summary: 'Report on an accepted (202) run', tags, auth,
+    description: 'With the token that created the schedule. Every report renews the five-minute lease.',
+    body: { type: 'object', required: ['run', 'state'], additionalProperties: false, properties: { run: { type: 'string' }, state: { type: 'string', enum: ['running', 'done', 'failed'] }, progress: { type: 'integer' }, detail: { type: 'string' }, retryIn: { type: 'string', description: 'ISO 8601, with failed: put the turn off (clamped to 1 minute … 1 day)' } } },
+    responses: { 200: { description: 'recorded', schema: SCHEDULE_DOC.schedule }, 404: { description: 'no such schedule, or no such run in flight' }, 409: { description: 'the run has not been accepted yet' } },
+  }, async (ctx) => {
+    writer(ctx);
+    const owner = ownerOf(ctx);
+    const report = parseReport(await ctx.json());
+    const s = await gw.schedules.call('schedule.report', { id: id(ctx), owner, report });
+    if (!s) throw notFound(id(ctx));
+    return { body: s };
+  });
+}
+
+function parseReport(value: unknown): RunReport {
+  const f = objectBody(value, ['run', 'state', 'progress', 'detail', 'retryIn'], 'a run report');
+  if (typeof f.run !== 'string' || f.run === '') throw invalidField('run', 'run is the run identifier (Gateway-Job-Run).');
+  if (f.state !== 'running' && f.state !== 'done' && f.state !== 'failed') throw invalidField('state', 'state is running, done or failed.');
+  if (f.progress !== undefined && (typeof f.progress !== 'number' || !Number.isInteger(f.progress) || f.progress < 0)) throw invalidField('progress', 'progress is a whole number.');
+  if (f.detail !== undefined && (typeof f.detail !== 'string' || f.detail.length > 4000)) throw invalidField('detail', 'detail is text of at most 4000 characters.');
+  let retryInMs: number | undefined;
+  if (f.retryIn !== undefined) {
+    if (f.state !== 'failed') throw invalidField('retryIn', 'retryIn goes with state failed: it puts the turn off.');
+    const d = readIsoDuration(f.retryIn);
+    if (!d.ok) throw invalidField('retryIn', `retryIn: ${d.reason}.`);
+    retryInMs = d.ms;
+  }
+  return {
+    run: f.run, state: f.state,
+    ...(f.progress !== undefined ? { progress: f.progress as number } : {}),
+    ...(f.detail !== undefined ? { detail: f.detail as string } : {}),
+    ...(retryInMs !== undefined ? { retryInMs } : {}),
+  };
+}

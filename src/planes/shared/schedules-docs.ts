@@ -1,0 +1,53 @@
+/** OpenAPI schemas of the scheduling API (spec 2.1-2.4, CONTRACT.md "Schedules"). */
+import type { Schema } from '../../http/router.ts';
+
+const STRINGS = { type: 'object', additionalProperties: { type: 'string' } } as const;
+
+const WRITABLE = {
+  name: { type: 'string', maxLength: 200 },
+  roles: { type: 'array', items: { type: 'string' }, description: 'roles the call carries (hierarchy expanded); within the token\'s perimeter' },
+  role: { type: 'string', description: 'single-role form of roles' },
+  method: { type: 'string', enum: ['POST', 'PUT', 'PATCH', 'DELETE'], default: 'POST', description: 'GET is refused: a scheduled call is an action' },
+  routeId: { type: 'string', description: 'the route the call goes through (never a URL)' },
+  path: { type: 'string', default: '/', description: 'path on the route, served by it; may carry a query' },
+  every: { type: 'string', description: 'ISO 8601 duration, at least PT1M, counted from the end of the last run' },
+  cron: { type: 'string', description: 'five fields (lists, ranges, steps, MON-SUN, JAN-DEC) or @hourly … @yearly, on the timezone\'s wall clock' },
+  at: { type: 'string', format: 'date-time', description: 'one RFC 3339 moment with an offset' },
+  timezone: { type: 'string', default: 'UTC', description: 'IANA zone for cron; unknown zones are refused' },
+  headers: { ...STRINGS, maxProperties: 10, description: 'values may be vault references ${name} or $name, resolved at call time; Authorization, Host and Gateway-Job* are refused' },
+  body: { description: 'any JSON: object or array sent as application/json, a string as text/plain; charset=utf-8' },
+  contentType: { type: 'string', description: 'explicit media type: always wins' },
+  metadata: { ...STRINGS, maxProperties: 20, description: 'stored and matched without interpretation' },
+  overlap: { type: 'string', enum: ['skip'], default: 'skip' },
+  catchUp: { type: 'integer', minimum: 0, default: 3600, description: 'seconds a turn may go out late; 0: whenever possible' },
+  timeout: { type: 'string', default: 'PT30S', description: 'ISO 8601, at most PT2M' },
+  organisation: { type: ['string', 'null'], description: 'vault scope and tenant filter' },
+} as const;
+
+export const RUN_DOC: Schema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string', description: 'history id, run-<hex>' }, runId: { type: 'string' }, attempt: { type: 'integer' },
+    node: { type: ['string', 'null'] }, scheduledFor: { type: ['integer', 'null'] }, startedAt: { type: ['integer', 'null'] },
+    endedAt: { type: 'integer' }, state: { type: 'string', enum: ['done', 'failed', 'lost', 'dropped'] },
+    status: { type: 'integer' }, detail: { type: 'string' }, cause: { type: 'string' }, ofRun: { type: 'string' },
+    attempts: { type: 'array', items: { type: 'object' } },
+  },
+};
+
+export const SCHEDULE_DOC = {
+  body: { type: 'object', required: ['routeId'], additionalProperties: false, properties: WRITABLE } as Schema,
+  schedule: {
+    type: 'object',
+    properties: {
+      id: { type: 'string' }, ...WRITABLE,
+      paused: { type: 'boolean' }, finished: { type: 'boolean', description: 'an at schedule after its turn' },
+      nextRunAt: { type: ['integer', 'null'], description: 'epoch seconds' },
+      inFlight: { type: ['object', 'null'], properties: { runId: { type: 'string' }, attempt: { type: 'integer' }, phase: { type: 'string', enum: ['calling', 'waiting', 'accepted'] }, startedAt: { type: 'integer' } } },
+      lastRun: { oneOf: [RUN_DOC, { type: 'null' }] },
+      deferrals: { type: 'integer' }, token: { type: ['string', 'null'], description: 'name of the token that wrote it' },
+      runRequested: { type: ['object', 'null'], description: 'a run now or replay waiting for the engine' },
+      createdAt: { type: 'integer' }, updatedAt: { type: 'integer' },
+    },
+  } as Schema,
+};
