@@ -28,12 +28,20 @@ export interface Exchange {
   readBody(limit: number): Promise<Buffer>;
   /** The body as it arrives, for streaming it on without holding it whole. */
   bodyStream(): AsyncIterable<Uint8Array>;
-  /** Sends a complete answer. */
+  /**
+   * Sends a complete answer. For HEAD the body is never written; a `content-length` header then
+   * states the length the GET would have had.
+   */
   send(status: number, headers: OutgoingHeaders, body?: string | Uint8Array): void;
   /** Starts a streamed answer; follow with write() and end(). */
   writeHead(status: number, headers: OutgoingHeaders): void;
-  /** Writes a chunk; resolves when more may be written (back-pressure). */
-  write(chunk: Uint8Array): Promise<void>;
+  /**
+   * Writes a chunk. false: the client is slow and the chunk waits in a buffer; stop producing
+   * until `drained()` resolves (back-pressure).
+   */
+  write(chunk: Uint8Array): boolean;
+  /** Resolves when buffered output has gone out (or the client went away). */
+  drained(): Promise<void>;
   end(chunk?: Uint8Array): void;
   /** Cuts the connection: the only honest end for an answer that broke off half-way. */
   abort(): void;

@@ -13,7 +13,7 @@ export function sendJson(ex: Exchange, status: number, body: unknown, headers: O
     ...API_HEADERS,
     ...(payload !== undefined ? { 'content-type': 'application/json; charset=utf-8' } : {}),
     ...headers,
-  }, ex.method === 'HEAD' ? undefined : payload);
+  }, payload);
 }
 
 export function sendProblem(ex: Exchange, err: GatewayError, headers: OutgoingHeaders = {}): void {
@@ -24,7 +24,7 @@ export function sendProblem(ex: Exchange, err: GatewayError, headers: OutgoingHe
     ...API_HEADERS,
     'content-type': 'application/problem+json; charset=utf-8',
     ...extra,
-  }, ex.method === 'HEAD' ? undefined : JSON.stringify(problemOf(err)));
+  }, JSON.stringify(problemOf(err)));
 }
 
 /** Anything thrown that is not a refusal is our bug: log it whole, tell the caller little. */

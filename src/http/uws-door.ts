@@ -101,7 +101,6 @@ export function openUwsDoor(opts: DoorOptions): Door {
     });
 
     const closeHeader = () => (draining ? { connection: 'close' } : undefined);
-    let writableWaiter: (() => void) | undefined;
 
     const ex: Exchange = {
       plane: opts.plane,
@@ -139,7 +138,13 @@ export function openUwsDoor(opts: DoorOptions): Door {
           writeHeaders(res, hdrs);
           const extra = closeHeader();
           if (extra) writeHeaders(res, extra);
-          res.end(body ?? '', draining);
+          if (ex.method === 'HEAD') {
+            // No body on HEAD; the length announced is the GET's (RFC 9110 9.3.2).
+            const declared = Number(hdrs['content-length'] ?? (body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
+            res.endWithoutBody(Number.isFinite(declared) ? declared : 0, draining);
+          } else {
+            res.end(body ?? '', draining);
+          }
         });
         finish();
       },
@@ -154,19 +159,18 @@ export function openUwsDoor(opts: DoorOptions): Door {
         });
       },
       write(chunk) {
-        if (aborted || responded) return Promise.resolve();
+        if (aborted || responded) return true;
         let ok = true;
         res.cork(() => { ok = res.write(chunk); });
-        if (ok) return Promise.resolve();
+        return ok;
+      },
+      drained() {
+        if (aborted || responded) return Promise.resolve();
         return new Promise<void>((resolve) => {
-          writableWaiter = resolve;
-          res.onWritable(() => {
-            const w = writableWaiter;
-            writableWaiter = undefined;
-            w?.();
-            return true;
-          });
-          ex.onAbort(() => { writableWaiter = undefined; resolve(); });
+          let done = false;
+          const finishWait = () => { if (!done) { done = true; resolve(); } };
+          res.onWritable(() => { finishWait(); return true; });
+          ex.onAbort(finishWait);
         });
       },
       end(chunk) {

@@ -119,6 +119,8 @@ export async function relay(ex: Exchange, call: UpstreamCall): Promise<void> {
         }
       },
       onResponseData(controller, chunk) {
+        // undici hands an empty chunk on resume: nothing to relay.
+        if (chunk.byteLength === 0) return;
         if (collected) {
           collected.push(chunk);
           collectedSize += chunk.byteLength;
@@ -126,14 +128,16 @@ export async function relay(ex: Exchange, call: UpstreamCall): Promise<void> {
             // The service sent more than it declared: stream the rest.
             streaming = true;
             ex.writeHead(status, headers);
-            for (const c of collected) void ex.write(c);
+            for (const c of collected) ex.write(c);
             collected = undefined;
           }
           return;
         }
-        const wrote = ex.write(chunk);
-        controller.pause();
-        void wrote.then(() => controller.resume());
+        // Pause the upstream only while the client is behind.
+        if (!ex.write(chunk)) {
+          controller.pause();
+          void ex.drained().then(() => controller.resume());
+        }
       },
       onResponseEnd() {
         if (streaming) ex.end();
