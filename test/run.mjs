@@ -12,5 +12,5 @@ const walk = (p) => {
 roots.forEach(walk);
 const db = process.env.MEERKAT_TEST_DATABASE ?? 'sqlite';
 console.log(`# ${files.length} test files on ${db}`);
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=120000', ...files], { stdio: 'inherit' });
+const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', ...files], { stdio: 'inherit' });
 process.exit(r.status ?? 1);
