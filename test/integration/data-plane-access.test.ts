@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { startTestGateway, ROOT_PASSWORD, type TestGateway } from '../helpers/gateway.ts';
 import { call, signIn, type Answer } from '../helpers/http.ts';
 import { rawRequest, startUpstream, type Upstream } from '../helpers/upstream.ts';
+import { adminWith, personWithToken, putOk } from '../helpers/admin.ts';
 
 let t: TestGateway;
 let c: string;
@@ -19,20 +20,14 @@ let up: Upstream;
 const tokens: Record<string, string> = {};
 const accountIds: Record<string, string> = {};
 
-async function put(path: string, body: unknown): Promise<Answer> {
-  const a = await call(`${c}${path}`, { method: 'PUT', headers: admin, body });
-  assert.ok(a.status === 200 || a.status === 201, `PUT ${path}: ${a.status} ${a.text}`);
-  return a;
+function put(path: string, body: unknown): Promise<Answer> {
+  return putOk(adminWith(c, admin), path, body);
 }
 
 async function account(name: string, roles: string[], organisation?: string): Promise<void> {
-  const a = await call(`${c}/api/accounts`, {
-    method: 'POST', headers: admin,
-    body: { name, password: `${name}-password-1`, roles, ...(organisation ? { organisation } : {}) },
-  });
-  assert.equal(a.status, 201, a.text);
-  accountIds[name] = a.json.id;
-  tokens[name] = await mint({ name: `${name}-app`, kind: 'personal', account: name });
+  const made = await personWithToken(adminWith(c, admin), name, roles, organisation);
+  accountIds[name] = made.id;
+  tokens[name] = made.token;
 }
 
 async function mint(body: Record<string, unknown>): Promise<string> {

@@ -9,6 +9,7 @@ import { createPublicKey, verify, type JsonWebKey } from 'node:crypto';
 import { startTestGateway, ROOT_PASSWORD, type TestGateway } from '../helpers/gateway.ts';
 import { call, signIn, type Answer } from '../helpers/http.ts';
 import { rawRequest, startUpstream, type Received, type Upstream } from '../helpers/upstream.ts';
+import { adminWith, personWithToken, putOk } from '../helpers/admin.ts';
 
 let t: TestGateway;
 let c: string;
@@ -28,22 +29,14 @@ const FORGED: Record<string, string> = {
 };
 const MODES = ['headers', 'remote-user', 'jwt'] as const;
 
-async function put(path: string, body: unknown): Promise<Answer> {
-  const a = await call(`${c}${path}`, { method: 'PUT', headers: admin, body });
-  assert.ok(a.status === 200 || a.status === 201, `PUT ${path}: ${a.status} ${a.text}`);
-  return a;
+function put(path: string, body: unknown): Promise<Answer> {
+  return putOk(adminWith(c, admin), path, body);
 }
 
 async function account(name: string, roles: string[], organisation?: string): Promise<void> {
-  const a = await call(`${c}/api/accounts`, {
-    method: 'POST', headers: admin,
-    body: { name, password: `${name}-password-1`, roles, ...(organisation ? { organisation } : {}) },
-  });
-  assert.equal(a.status, 201, a.text);
-  accountIds[name] = a.json.id;
-  const tok = await call(`${c}/api/tokens`, { method: 'POST', headers: admin, body: { name: `${name}-app`, kind: 'personal', account: name } });
-  assert.equal(tok.status, 201, tok.text);
-  tokens[name] = tok.json.token;
+  const made = await personWithToken(adminWith(c, admin), name, roles, organisation);
+  accountIds[name] = made.id;
+  tokens[name] = made.token;
 }
 
 /** Sends a request as `who` (or nobody) with extra headers; returns what the upstream received. */
