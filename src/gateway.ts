@@ -18,6 +18,7 @@ import type { GatewayContext, Readiness } from './planes/context.ts';
 import { dataPlane } from './planes/data/plane.ts';
 import { UpstreamPools } from './pipeline/upstream.ts';
 import { readDeclarative } from './core/declarative/document.ts';
+import { makeScheduledCall } from './pipeline/scheduled-call.ts';
 import { controlPlane } from './planes/control/plane.ts';
 import { internalPlane } from './planes/internal/plane.ts';
 import { VERSION } from './version.ts';
@@ -77,7 +78,12 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     const config = new ConfigClient({ store: storeOptions, log, clock, masterKey });
     cleanups.push(() => config.stop());
     await config.start();
-    const schedules = new SchedulesClient({ store: storeOptions, log, clock });
+    const pools = new UpstreamPools();
+    cleanups.push(() => pools.close());
+    const schedules = new SchedulesClient({
+      store: storeOptions, log, clock, node: settings.nodeName, masterKey,
+      makeCall: (call) => makeScheduledCall(config.view, pools, call, clock.now()),
+    });
     cleanups.push(() => schedules.stop());
     await schedules.start();
     const actors = [config.host, schedules.host];
@@ -122,8 +128,6 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
         : {}),
     };
 
-    const pools = new UpstreamPools();
-    cleanups.push(() => pools.close());
     config.view.onSnapshot(() => pools.retain(new Set(config.view.origins.values())));
     const handlers: Record<PlaneName, ExchangeHandler> = {
       data: dataPlane(ctx, pools),

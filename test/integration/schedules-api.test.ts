@@ -155,22 +155,19 @@ test('perimeter: a token sees and changes only the schedules it wrote; the conso
   assert.ok(all.includes(mine) && all.includes(theirs.id), 'root\'s console sees every schedule');
 });
 
-test('pause, resume, run now (409 in flight is the engine\'s), replace and delete', async () => {
+test('pause, resume, run now recorded, replace and delete', async () => {
   const api = as(billing);
   const s = (await api.post('/api/schedules', BASE)).json;
   const paused = await api.post(`/api/schedules/${s.id}/pause`);
   assert.equal(paused.json.paused, true);
   assert.equal(paused.json.nextRunAt, null);
-  const resumed = await api.post(`/api/schedules/${s.id}/resume`);
-  assert.equal(resumed.json.paused, false);
-  assert.ok(resumed.json.nextRunAt > 0);
+  // Paused, the engine does not take the request: it stays recorded, the turn brought forward.
   const run = await api.post(`/api/schedules/${s.id}/run`);
   assert.equal(run.status, 202);
   assert.equal(run.json.runRequested.replayOf, null);
   assert.equal(run.json.nextRunAt, run.json.runRequested.at, 'run now brings the turn forward to now');
   refused(await api.post(`/api/schedules/${s.id}/run`, { replayOf: 'run-nothing' }), 400, 'field.invalid', 'replayOf', /not a turn in this schedule's history/);
   // PUT replaces every writable field (omitted ones take defaults); id and the paused state stay.
-  await api.post(`/api/schedules/${s.id}/pause`);
   const replaced = await api.put(`/api/schedules/${s.id}`, { routeId: 'billing', path: '/billing/other', cron: '0 9 * * MON-FRI', timezone: 'America/New_York' });
   assert.equal(replaced.status, 200, replaced.text);
   assert.equal(replaced.json.id, s.id);
@@ -182,8 +179,12 @@ test('pause, resume, run now (409 in flight is the engine\'s), replace and delet
   assert.deepEqual((await api.get(`/api/schedules/${s.id}/runs`)).json, { runs: [] });
   refused(await api.patch(`/api/schedules/${s.id}/run`, { run: 'nope', state: 'done' }), 404, 'not-found', undefined, /No run nope/);
   refused(await api.patch(`/api/schedules/${s.id}/run`, { run: 'nope', state: 'finished' }), 400, 'field.invalid', 'state', /running, done or failed/);
+  const resumed = await api.post(`/api/schedules/${s.id}/resume`);
+  assert.equal(resumed.json.paused, false);
+  assert.ok(resumed.json.nextRunAt > 0);
   assert.equal((await api.del(`/api/schedules/${s.id}`)).status, 204);
   refused(await api.get(`/api/schedules/${s.id}`), 404, 'not-found', undefined, /sch_/);
+  refused(await api.get(`/api/schedules/${s.id}/runs`), 404, 'not-found', undefined, /sch_/);
 });
 
 test('plane rules: tokens only on the internal plane; the console reads but does not write', async () => {

@@ -6,19 +6,24 @@ import { GatewayError, invalidField } from '../../http/errors.ts';
 import { newId } from '../../core/secrets.ts';
 import { matcher } from '../../core/schedules/filters.ts';
 import { nextRunAt } from '../../core/schedules/next-run.ts';
-import type { Owner, ScheduleWrite, SchedulesCalls, SchedulesInit } from './messages.ts';
+import type { Owner, ScheduleWrite, SchedulesCalls, SchedulesEvent, SchedulesInit } from './messages.ts';
+import { Engine, type Flight } from './engine.ts';
 import { runRecord, scheduleRecord } from './records.ts';
 
-runActor<SchedulesInit, SchedulesCalls, never>(async (init, ctx) => {
+runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
   const store = await openStore({ ...init.store, poolSize: 4 });
   const now = () => ctx.clock.now();
+  const engine = new Engine({ store, clock: ctx.clock, log: ctx.log, node: init.node, masterKey: Buffer.from(init.masterKey, 'base64'), emit: ctx.emit });
 
   const lastEnd = (s: Schedule): number | null => {
     const ended = (s.lastRun as { endedAt?: number } | null)?.endedAt;
     return typeof ended === 'number' ? ended * 1000 : null;
   };
   const rearm = (s: Schedule) => {
-    s.nextRunAt = nextRunAt(s, { paused: s.paused, finished: s.finished, lastEndMs: lastEnd(s) }, now());
+    // A run now asked while paused goes out as soon as the schedule may fire again.
+    s.nextRunAt = s.runRequest && !s.paused
+      ? now()
+      : nextRunAt(s, { paused: s.paused, finished: s.finished, lastEndMs: lastEnd(s) }, now());
   };
   const fields = (input: ScheduleWrite) => ({
     name: input.name, roles: input.roles, method: input.method, routeId: input.routeId, path: input.path,
@@ -31,19 +36,26 @@ runActor<SchedulesInit, SchedulesCalls, never>(async (init, ctx) => {
     em.findOne(Schedule, owner === null ? { id } : { id, tokenId: owner });
 
   /** Loads, changes and saves one schedule in a transaction; null when it is not the caller's. */
-  const change = async (id: string, owner: Owner, fn: (s: Schedule) => void) => {
+  const change = async (id: string, owner: Owner, fn: (s: Schedule, tx: ReturnType<typeof store.em>) => void) => {
     const em = store.em();
     return em.transactional(async (tx) => {
       const s = await find(tx, id, owner);
       if (!s) return null;
-      fn(s);
+      fn(s, tx);
       s.version += 1;
       s.updatedAt = now();
       await tx.flush();
       return scheduleRecord(s);
     });
   };
+  /** A write that may change the next owed turn: the engine looks again. */
+  const thenWake = async <T>(p: Promise<T>): Promise<T> => {
+    const out = await p;
+    engine.wake();
+    return out;
+  };
 
+  engine.start();
   return {
     handlers: {
       'schedule.create': async ({ input, token }) => {
@@ -56,6 +68,7 @@ runActor<SchedulesInit, SchedulesCalls, never>(async (init, ctx) => {
         });
         rearm(s);
         await em.flush();
+        engine.wake();
         return scheduleRecord(s);
       },
       'schedule.get': async ({ id, owner }) => {
@@ -68,12 +81,12 @@ runActor<SchedulesInit, SchedulesCalls, never>(async (init, ctx) => {
         return rows.filter((s) => keep({ metadata: s.metadata, organisation: s.organisation ?? null, routeId: s.routeId })).map(scheduleRecord);
       },
       // PUT replaces every writable field; id, history and the paused state stay.
-      'schedule.replace': ({ id, owner, input }) => change(id, owner, (s) => {
+      'schedule.replace': ({ id, owner, input }) => thenWake(change(id, owner, (s) => {
         Object.assign(s, fields(input));
         s.finished = false;
         s.deferrals = 0;
         rearm(s);
-      }),
+      })),
       'schedule.delete': async ({ id, owner }) => store.em().transactional(async (tx) => {
         const s = await find(tx, id, owner);
         if (!s) return false;
@@ -86,41 +99,48 @@ runActor<SchedulesInit, SchedulesCalls, never>(async (init, ctx) => {
         s.paused = true;
         rearm(s);
       }),
-      'schedule.resume': ({ id, owner }) => change(id, owner, (s) => {
+      'schedule.resume': ({ id, owner }) => thenWake(change(id, owner, (s) => {
         s.paused = false;
         rearm(s);
-      }),
+      })),
       'schedule.run': async ({ id, owner, replayOf, by }) => {
         if (replayOf !== null) {
           const run = await store.em().findOne(ScheduleRun, { id: replayOf, scheduleId: id });
           if (!run) throw invalidField('replayOf', `replayOf "${replayOf}" is not a turn in this schedule's history.`);
           if (run.state === 'done') throw invalidField('replayOf', `The turn ${replayOf} ended done; only a failed, lost or dropped turn is replayed.`);
         }
-        return change(id, owner, (s) => {
+        return thenWake(change(id, owner, (s) => {
           if (s.inFlight) throw new GatewayError('in-flight', `Run ${(s.inFlight as { runId: string }).runId} of this schedule is in flight; run now and replay wait until it has finished.`);
           // The engine takes the request at its next look; the turn is brought forward to now.
           s.runRequest = { at: now(), replayOf, by };
           s.nextRunAt = now();
-        });
+          s.finished = false;
+        }));
       },
       'schedule.runs': async ({ id, owner, limit, before }) => {
         const em = store.em();
         if (!(await find(em, id, owner))) return null;
-        const rows = await em.find(ScheduleRun, { scheduleId: id, ...(before !== null ? { endedAt: { $lt: before * 1000 } } : {}) }, { orderBy: { endedAt: 'desc', id: 'desc' }, limit });
+        const rows = await em.find(ScheduleRun, { scheduleId: id, ...(before !== null ? { endedAt: { $lt: before * 1000 } } : {}) }, { orderBy: { id: 'desc' }, limit });
         return rows.map(runRecord);
       },
-      'schedule.report': ({ id, owner, report }) => change(id, owner, (s) => {
-        const flight = s.inFlight as { runId: string; phase: string } | null;
+      'schedule.report': ({ id, owner, report }) => thenWake(change(id, owner, (s, tx) => {
+        const flight = s.inFlight as unknown as Flight | null;
         if (!flight || flight.runId !== report.run) {
           throw new GatewayError('not-found', `No run ${report.run} of this schedule is in flight.`);
         }
         if (flight.phase !== 'accepted') {
           throw new GatewayError('in-flight', `Run ${report.run} has not been accepted (202) yet; report once the service has answered.`);
         }
-        s.inFlight = { ...flight, report: { state: report.state, progress: report.progress ?? null, detail: report.detail ?? null, retryInMs: report.retryInMs ?? null, at: now() } };
-      }),
+        const row = engine.report(s, flight, report);
+        if (row) tx.create(ScheduleRun, row);
+      })),
+      'run.outcome': async (outcome) => {
+        await engine.outcome(outcome);
+        return null;
+      },
     },
     stop: async () => {
+      await engine.stop();
       await store.close();
     },
   };

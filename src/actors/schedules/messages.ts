@@ -88,8 +88,46 @@ export type SchedulesCalls = {
   'schedule.run': { args: { id: string; owner: Owner; replayOf: string | null; by: string }; result: ScheduleRecord | null };
   'schedule.runs': { args: { id: string; owner: Owner; limit: number; before: number | null }; result: RunRecord[] | null };
   'schedule.report': { args: { id: string; owner: Owner; report: RunReport }; result: ScheduleRecord | null };
+  /** The main thread's answer to a `call` event. */
+  'run.outcome': { args: CallOutcome; result: null };
 };
+
+/** A call the engine asks the main thread to make through the data-plane pipeline. */
+export interface ScheduledCall {
+  readonly scheduleId: string;
+  readonly runId: string;
+  readonly attempt: number;
+  readonly routeId: string;
+  readonly method: string;
+  readonly path: string;
+  /** Configured headers with vault references already resolved (held in memory only). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** `{ value }` as stored, or null for no body. */
+  readonly body: { readonly value: unknown } | null;
+  readonly contentType: string | null;
+  readonly roles: readonly string[];
+  readonly organisation: string | null;
+  readonly timeoutMs: number;
+}
+
+/** What came back: the service's status, or the gateway's own (502, 504, 403 …) with a sentence. */
+export interface CallOutcome {
+  readonly scheduleId: string;
+  readonly runId: string;
+  readonly attempt: number;
+  readonly status: number;
+  /** The sentence a person reads: status line or the answer's text, cut short. */
+  readonly detail: string;
+  /** Retry-After of a 424, in seconds, when given. */
+  readonly retryAfterS?: number;
+}
+
+export type SchedulesEvent = { readonly type: 'call'; readonly call: ScheduledCall };
 
 export interface SchedulesInit {
   readonly store: StoreOptions;
+  /** This node's name, written on run records. */
+  readonly node: string;
+  /** The vault master key, base64: header references are resolved at call time. */
+  readonly masterKey: string;
 }

@@ -18,6 +18,13 @@ export function runRecord(r: ScheduleRun): RunRecord {
   };
 }
 
+/** The stored flight (epoch ms, lease) as answers show it (CONTRACT.md). */
+function flightOf(raw: unknown): InFlight | null {
+  if (!raw) return null;
+  const f = raw as { runId: string; attempt: number; phase: InFlight['phase']; startedAt: number };
+  return { runId: f.runId, attempt: f.attempt, phase: f.phase, startedAt: seconds(f.startedAt) };
+}
+
 export function scheduleRecord(s: Schedule): ScheduleRecord {
   return {
     id: s.id, name: s.name ?? null, roles: s.roles, method: s.method, routeId: s.routeId, path: s.path,
@@ -30,7 +37,7 @@ export function scheduleRecord(s: Schedule): ScheduleRecord {
     catchUp: s.catchUpS, timeout: formatTimeout(s.timeoutMs), organisation: s.organisation ?? null,
     paused: s.paused, finished: s.finished,
     nextRunAt: s.nextRunAt == null ? null : seconds(s.nextRunAt),
-    inFlight: (s.inFlight as InFlight | null) ?? null,
+    inFlight: flightOf(s.inFlight),
     lastRun: (s.lastRun as RunRecord | null) ?? null,
     deferrals: s.deferrals, token: s.tokenName ?? null,
     runRequested: s.runRequest ? { at: seconds(s.runRequest.at), replayOf: s.runRequest.replayOf } : null,

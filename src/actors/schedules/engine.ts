@@ -1,0 +1,265 @@
+/**
+ * The engine inside a SchedulesActor: it sleeps until the next owed turn (a backstop looks once a
+ * minute), takes each due turn with one conditional UPDATE (so one node wins it), asks the main
+ * thread to make the call through the data-plane pipeline, and records the outcome.
+ *
+ * This first part covers turns, run now and replay, catchUp drops, done and failed outcomes,
+ * accepted (202) runs with their reports and five-minute lease. Retries, deferrals and the
+ * hand-over on stop come next (docs/scheduler.md says what is built).
+ */
+import type { Clock, Timer } from '../../clock/clock.ts';
+import type { Logger } from '../../log/logger.ts';
+import { errorAttrs } from '../../log/logger.ts';
+import type { Store } from '../../store/orm.ts';
+import { Schedule, ScheduleRun, VaultEntry } from '../../store/entities.ts';
+import { newId } from '../../core/secrets.ts';
+import { nextRunAt } from '../../core/schedules/next-run.ts';
+import { referencedNames, resolveReferences } from '../../core/vault/references.ts';
+import { unseal } from '../../core/vault/seal.ts';
+import { vaultScope } from '../../core/vault/vault-input.ts';
+import type { CallOutcome, RunReport, ScheduledCall, SchedulesEvent } from './messages.ts';
+import { runRecord } from './records.ts';
+
+export const BACKSTOP_MS = 60_000;
+export const LEASE_MS = 5 * 60_000;
+const BATCH = 100;
+export const MAX_ATTEMPTS = 3;
+
+/** What a schedule holds while a run is in flight (epoch ms inside; answers show seconds). */
+export interface Flight {
+  readonly runId: string;
+  readonly attempt: number;
+  readonly phase: 'calling' | 'waiting' | 'accepted';
+  readonly startedAt: number;
+  readonly scheduledFor: number;
+  readonly node: string;
+  readonly leaseUntil: number;
+  readonly replayOf: string | null;
+}
+
+export interface EngineOptions {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly node: string;
+  readonly masterKey: Buffer;
+  readonly emit: (event: SchedulesEvent) => void;
+}
+
+let sequence = 0;
+
+/**
+ * History ids sort in the order rows were written: the wall-clock millisecond, a counter, then
+ * randomness (`run-` + 24 hex). Runs closed within the same test-clock instant still list newest
+ * first.
+ */
+export function historyId(): string {
+  sequence = (sequence + 1) & 0xffff;
+  return `run-${Date.now().toString(16).padStart(11, '0').slice(-11)}${sequence.toString(16).padStart(4, '0')}${newId().slice(0, 9)}`;
+}
+
+export class Engine {
+  #timer: Timer | undefined;
+  #backstop: Timer | undefined;
+  #running: Promise<void> | undefined;
+  #again = false;
+  #stopped = false;
+
+  constructor(private readonly o: EngineOptions) {}
+
+  start(): void {
+    const backstop = () => {
+      if (this.#stopped) return;
+      this.wake();
+      this.#backstop = this.o.clock.after(BACKSTOP_MS, backstop);
+    };
+    this.#backstop = this.o.clock.after(BACKSTOP_MS, backstop);
+    this.wake();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#timer?.cancel();
+    this.#backstop?.cancel();
+    await this.#running;
+  }
+
+  /** Something changed: look now, then sleep until the next owed turn or lease. */
+  wake(): void {
+    if (this.#stopped) return;
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    this.#running = this.#tick()
+      .catch((err: unknown) => this.o.log.error('scheduler tick failed; the backstop tries again', errorAttrs(err)))
+      .finally(() => {
+        this.#running = undefined;
+        if (this.#again) {
+          this.#again = false;
+          this.wake();
+        }
+      });
+  }
+
+  async #tick(): Promise<void> {
+    const now = this.o.clock.now();
+    const em = this.o.store.em();
+    const due = await em.find(Schedule, { paused: false, finished: false, inFlight: null, nextRunAt: { $lte: now } }, { orderBy: { nextRunAt: 'asc' }, limit: BATCH });
+    for (const s of due) await this.#take(s, now);
+    await this.#expireLeases(now);
+    await this.#arm(now);
+  }
+
+  /** Sleeps until the earliest owed turn or lease end; the backstop covers what this misses. */
+  async #arm(now: number): Promise<void> {
+    const em = this.o.store.em();
+    const [next] = await em.find(Schedule, { paused: false, finished: false, inFlight: null, nextRunAt: { $ne: null } }, { orderBy: { nextRunAt: 'asc' }, limit: 1, fields: ['nextRunAt'] });
+    const leases = await em.find(Schedule, { inFlight: { $ne: null } }, { fields: ['inFlight'] });
+    const ends = leases.map((s) => (s.inFlight as unknown as Flight).leaseUntil);
+    const wakeAt = Math.min(next?.nextRunAt ?? Number.POSITIVE_INFINITY, ...ends);
+    this.#timer?.cancel();
+    if (Number.isFinite(wakeAt)) this.#timer = this.o.clock.after(Math.max(0, wakeAt - now), () => this.wake());
+  }
+
+  /** Takes one due turn with a conditional UPDATE: only the node whose version matches wins. */
+  async #take(s: Schedule, now: number): Promise<void> {
+    const scheduledFor = s.nextRunAt!;
+    const request = s.runRequest;
+    const em = this.o.store.em();
+    const late = now - scheduledFor;
+    if (!request && s.catchUpS > 0 && late > s.catchUpS * 1000) {
+      // Nobody was up for this turn in time: it is dropped, and the cadence goes on.
+      const won = await em.nativeUpdate(Schedule, { id: s.id, version: s.version }, { version: s.version + 1, nextRunAt: null, updatedAt: now });
+      if (won !== 1) return;
+      await this.#close(s.id, { runId: `run_${newId()}`, attempt: 0, phase: 'calling', startedAt: now, scheduledFor, node: this.o.node, leaseUntil: now, replayOf: null }, {
+        state: 'dropped', status: null, detail: `The turn due at ${new Date(scheduledFor).toISOString()} came round ${Math.round(late / 1000)} s late, past catchUp (${s.catchUpS} s); nothing was sent.`,
+      }, now, false);
+      return;
+    }
+    const flight: Flight = {
+      runId: `run_${newId()}`, attempt: 1, phase: 'calling', startedAt: now, scheduledFor, node: this.o.node,
+      leaseUntil: now + LEASE_MS, replayOf: request?.replayOf ?? null,
+    };
+    const won = await em.nativeUpdate(Schedule, { id: s.id, version: s.version, inFlight: null }, {
+      version: s.version + 1, inFlight: flight as unknown as Record<string, unknown>, runRequest: null, nextRunAt: null, updatedAt: now,
+    });
+    if (won !== 1) return;
+    this.o.emit({ type: 'call', call: await this.#callOf(s, flight) });
+  }
+
+  /** The call as the schedule stands now (a replay sends the current payload). */
+  async #callOf(s: Schedule, f: Flight): Promise<ScheduledCall> {
+    return {
+      scheduleId: s.id, runId: f.runId, attempt: f.attempt, routeId: s.routeId, method: s.method, path: s.path,
+      headers: await this.#resolveHeaders(s), body: s.body ?? null, contentType: s.contentType ?? null,
+      roles: s.roles, organisation: s.organisation ?? null, timeoutMs: s.timeoutMs,
+    };
+  }
+
+  /** `${name}` / `$name` from the organisation's vault, else the application's; unknown names stay. */
+  async #resolveHeaders(s: Schedule): Promise<Record<string, string>> {
+    const names = [...new Set(Object.values(s.headers).flatMap(referencedNames))];
+    if (names.length === 0) return s.headers;
+    const scopes = s.organisation ? [vaultScope(s.organisation), vaultScope(null)] : [vaultScope(null)];
+    const rows = await this.o.store.em().find(VaultEntry, { scope: { $in: scopes }, name: { $in: names } });
+    const values = new Map<string, string>();
+    for (const scope of [...scopes].reverse()) {
+      for (const r of rows.filter((x) => x.scope === scope)) {
+        try {
+          values.set(r.name, unseal(this.o.masterKey, r.id, r.sealed));
+        } catch (err) {
+          this.o.log.error('a vault value named by a schedule cannot be unsealed on this node', { schedule: s.id, name: r.name, reason: (err as Error).message });
+        }
+      }
+    }
+    return Object.fromEntries(Object.entries(s.headers).map(([k, v]) => [k, resolveReferences(v, (n) => values.get(n))]));
+  }
+
+  /** The main thread's answer to a call. */
+  async outcome(o: CallOutcome): Promise<void> {
+    const now = this.o.clock.now();
+    const s = await this.o.store.em().findOne(Schedule, { id: o.scheduleId });
+    const flight = s?.inFlight as unknown as Flight | null | undefined;
+    if (!s || !flight || flight.runId !== o.runId) return; // settled elsewhere meanwhile
+    if (o.status === 202) {
+      await this.o.store.em().nativeUpdate(Schedule, { id: s.id, version: s.version }, {
+        version: s.version + 1, inFlight: { ...flight, phase: 'accepted', leaseUntil: now + LEASE_MS } as unknown as Record<string, unknown>, updatedAt: now,
+      });
+      this.wake();
+      return;
+    }
+    const ok = o.status >= 200 && o.status < 300;
+    await this.#close(s.id, flight, { state: ok ? 'done' : 'failed', status: o.status, detail: o.detail }, now, true);
+  }
+
+  /**
+   * A report on an accepted run: running renews the lease, done and failed close it. Changes `s`
+   * in the caller's transaction and returns the history row to add with it, if the run closed.
+   */
+  report(s: Schedule, flight: Flight, report: RunReport): ReturnType<Engine['record']> | null {
+    const now = this.o.clock.now();
+    if (report.state === 'running') {
+      s.inFlight = { ...flight, leaseUntil: now + LEASE_MS, progress: report.progress ?? null, detail: report.detail ?? null } as unknown as Record<string, unknown>;
+      return null;
+    }
+    const row = this.record(s.id, flight, { state: report.state, status: 202, detail: report.detail ?? (report.state === 'done' ? 'Accepted, then reported done.' : 'Accepted, then reported failed.') }, now);
+    s.inFlight = null;
+    s.lastRun = runRecord(row as unknown as ScheduleRun) as unknown as Record<string, unknown>;
+    s.deferrals = 0;
+    s.finished = s.at != null;
+    s.nextRunAt = nextRunAt(s, { paused: s.paused, finished: s.finished, lastEndMs: now }, now);
+    return row;
+  }
+
+  /**
+   * Leases that ran out. An accepted run silent for five minutes is closed as lost and not sent
+   * again. A call whose gateway died before the answer is sent again, same run id, attempt + 1,
+   * while attempts stay under three and the turn within catchUp.
+   */
+  async #expireLeases(now: number): Promise<void> {
+    const flying = await this.o.store.em().find(Schedule, { inFlight: { $ne: null } });
+    for (const s of flying) {
+      const f = s.inFlight as unknown as Flight;
+      if (f.leaseUntil > now) continue;
+      if (f.phase === 'accepted') {
+        await this.#close(s.id, f, { state: 'lost', status: 202, detail: 'Accepted (202), then no report for five minutes: closed as lost, not sent again.' }, now, true);
+        continue;
+      }
+      const withinCatchUp = s.catchUpS === 0 || now - f.scheduledFor <= s.catchUpS * 1000;
+      if (f.attempt >= MAX_ATTEMPTS || !withinCatchUp) {
+        await this.#close(s.id, f, { state: 'failed', status: null, detail: `The gateway making attempt ${f.attempt} stopped before the answer, and ${f.attempt >= MAX_ATTEMPTS ? `${MAX_ATTEMPTS} attempts were made` : 'the turn is past catchUp'}: not sent again.` }, now, true);
+        continue;
+      }
+      const again: Flight = { ...f, attempt: f.attempt + 1, phase: 'calling', startedAt: now, node: this.o.node, leaseUntil: now + LEASE_MS };
+      const won = await this.o.store.em().nativeUpdate(Schedule, { id: s.id, version: s.version }, { version: s.version + 1, inFlight: again as unknown as Record<string, unknown>, updatedAt: now });
+      if (won === 1) this.o.emit({ type: 'call', call: await this.#callOf(s, again) });
+    }
+  }
+
+  record(scheduleId: string, f: Flight, end: { state: string; status: number | null; detail: string }, now: number) {
+    return {
+      id: historyId(), scheduleId, runId: f.runId, attempt: f.attempt, node: f.node,
+      scheduledFor: f.scheduledFor, startedAt: f.attempt === 0 ? null : f.startedAt, endedAt: now,
+      state: end.state, status: end.status, detail: end.detail.slice(0, 2000),
+      cause: f.replayOf ? 'replay' : null, ofRun: f.replayOf, attempts: null,
+    };
+  }
+
+  /** Writes the history row, clears the flight and arms the next turn, in one transaction. */
+  async #close(id: string, f: Flight, end: { state: string; status: number | null; detail: string }, now: number, ran: boolean): Promise<void> {
+    await this.o.store.em().transactional(async (tx) => {
+      const s = await tx.findOne(Schedule, { id });
+      if (!s) return;
+      const row = tx.create(ScheduleRun, this.record(id, f, end, now));
+      s.inFlight = null;
+      s.lastRun = runRecord(row) as unknown as Record<string, unknown>;
+      s.finished = s.at != null && !s.runRequest;
+      s.version += 1;
+      s.updatedAt = now;
+      s.nextRunAt = nextRunAt(s, { paused: s.paused, finished: s.finished, lastEndMs: ran ? now : null }, now);
+      await tx.flush();
+    });
+    this.wake();
+  }
+}

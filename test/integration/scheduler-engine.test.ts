@@ -1,0 +1,180 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { signInAdmin, type Admin } from '../helpers/admin.ts';
+import { call } from '../helpers/http.ts';
+import { startUpstream, type Upstream, type Received } from '../helpers/upstream.ts';
+
+let t: TestGateway;
+let root: Admin;
+let up: Upstream;
+let token: string;
+
+before(async () => {
+  t = await startTestGateway({ GATEWAY_CLOCK: 'manual' });
+  up = await startUpstream();
+  root = await signInAdmin(t.url('control'));
+  await root.put('/api/roles/jobs', {});
+  await root.put('/api/roles/jobs-admin', { implies: ['jobs'] });
+  await root.put('/api/roles/auditor', {});
+  await root.put('/api/routes/billing', { upstream: `${up.origin}/svc`, paths: ['/billing'], rule: { roles: ['jobs'] }, endpointRules: [{ method: 'DELETE', path: '/billing/{id}', roles: ['auditor'] }] });
+  await root.put('/api/vault/billing_key', { value: 'sk_test_123' });
+  token = (await root.post('/api/tokens', { name: 'billing-svc', kind: 'schedules', routes: ['billing'], roles: ['jobs-admin', 'auditor'] })).json.token;
+});
+after(async () => {
+  await t?.close();
+  await up?.close();
+});
+
+const internal = (method: string, path: string, body?: unknown) =>
+  call(`${t.url('internal')}${path}`, { method, headers: { authorization: `Bearer ${token}` }, ...(body !== undefined ? { body } : {}) });
+const advance = async (by: string) => (await call(`${t.url('control')}/__clock/advance`, { method: 'POST', body: { by } })).json.now as number;
+
+/** Waits (on real I/O, not on time) until the schedule's history holds `count` runs. */
+async function runs(id: string, count: number): Promise<Array<Record<string, any>>> {
+  for (let i = 0; i < 200; i++) {
+    const r = (await internal('GET', `/api/schedules/${id}/runs`)).json.runs as Array<Record<string, any>>;
+    if (r.length >= count) return r;
+    await new Promise((res) => setTimeout(res, 25));
+  }
+  assert.fail(`schedule ${id} did not reach ${count} run(s)`);
+}
+
+async function received(n: number): Promise<Received> {
+  for (let i = 0; i < 200 && up.requests.length < n; i++) await new Promise((res) => setTimeout(res, 25));
+  assert.ok(up.requests.length >= n, `upstream got ${up.requests.length} request(s), expected ${n}`);
+  return up.requests[n - 1]!;
+}
+
+test('a turn fires through the front door: headers, identity, vault, body; it closes done and re-arms', async () => {
+  up.handle(undefined);
+  const before = up.requests.length;
+  const s = (await internal('POST', '/api/schedules', {
+    routeId: 'billing', path: '/billing/close?day=today', every: 'PT10M', roles: ['jobs-admin'],
+    headers: { 'X-Api-Key': '${billing_key}', 'X-Typo': '$nokey' }, body: { day: 'today' },
+  })).json;
+  assert.ok(s.id, JSON.stringify(s));
+  assert.equal(up.requests.length, before, 'nothing goes out before the turn');
+  await advance('PT10M');
+  const got = await received(before + 1);
+  assert.equal(got.method, 'POST');
+  assert.equal(got.url, '/svc/billing/close?day=today');
+  assert.equal(got.headers['gateway-job'], s.id);
+  assert.match(String(got.headers['gateway-job-run']), /^run_[0-9a-f]{24}$/);
+  assert.equal(got.headers['gateway-job-attempt'], '1');
+  assert.equal(got.headers['x-gateway-user'], 'scheduler');
+  assert.equal(got.headers['x-gateway-roles'], 'jobs,jobs-admin');
+  assert.equal(got.headers['x-api-key'], 'sk_test_123', 'the vault reference is resolved at call time');
+  assert.equal(got.headers['x-typo'], '$nokey', 'an unknown name goes out verbatim');
+  assert.equal(got.headers.authorization, undefined, 'no token on the wire');
+  assert.equal(got.headers['content-type'], 'application/json');
+  assert.equal(got.body, '{"day":"today"}');
+
+  const [run] = await runs(s.id, 1);
+  assert.equal(run!.state, 'done');
+  assert.equal(run!.status, 200);
+  assert.equal(run!.runId, got.headers['gateway-job-run']);
+  assert.equal(run!.attempt, 1);
+  assert.match(run!.id, /^run-[0-9a-f]{24}$/);
+  assert.equal(run!.scheduledFor, s.nextRunAt);
+  const after = (await internal('GET', `/api/schedules/${s.id}`)).json;
+  assert.equal(after.inFlight, null);
+  assert.equal(after.lastRun.runId, run!.runId);
+  assert.equal(after.nextRunAt, run!.endedAt + 600, 'every counts from the end of the last run');
+  // The stored schedule still holds the reference, never the value.
+  assert.equal(after.headers['X-Api-Key'], '${billing_key}');
+  await internal('DELETE', `/api/schedules/${s.id}`);
+});
+
+test('failures are recorded in plain words: an error page cut to its sentence, a rule that refuses', async () => {
+  up.handle((_req, res) => {
+    res.writeHead(500, { 'content-type': 'text/html' });
+    res.end('<!doctype html><html><head><title>Server Error</title><style>p{}</style></head><body><h1>Oops</h1><p>The ledger is locked.</p></body></html>');
+  });
+  const failing = (await internal('POST', '/api/schedules', { routeId: 'billing', path: '/billing/x', at: new Date(Date.now() + 3_600_000).toISOString(), roles: ['jobs'] })).json;
+  await call(`${t.url('internal')}/api/schedules/${failing.id}/run`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+  const [run] = await runs(failing.id, 1);
+  assert.equal(run!.state, 'failed');
+  assert.equal(run!.status, 500);
+  assert.equal(run!.detail, '500 Internal Server Error: Server Error Oops The ledger is locked.');
+  assert.doesNotMatch(run!.detail, /doctype|<|\{\}/);
+
+  // A role that does not reach the endpoint: accepted at write time, refused at each turn (403).
+  up.handle(undefined);
+  const before = up.requests.length;
+  const refused = (await internal('POST', '/api/schedules', { routeId: 'billing', path: '/billing/42', method: 'DELETE', every: 'PT1H', roles: ['jobs'] })).json;
+  assert.ok(refused.id);
+  await internal('POST', `/api/schedules/${refused.id}/run`);
+  const [r403] = await runs(refused.id, 1);
+  assert.equal(r403!.state, 'failed');
+  assert.equal(r403!.status, 403);
+  assert.match(r403!.detail, /^403 Forbidden: DELETE \/billing\/\{id\} needs one of the roles auditor\.$/);
+  assert.equal(up.requests.length, before, 'the refused call never reached the service');
+});
+
+test('an accepted run (202) stays open; a report closes it; silence past the lease loses it', async () => {
+  up.handle((_req, res) => { res.writeHead(202); res.end(); });
+  const s = (await internal('POST', '/api/schedules', { routeId: 'billing', path: '/billing/long', every: 'PT1H', roles: ['jobs'] })).json;
+  await internal('POST', `/api/schedules/${s.id}/run`);
+  let flight: Record<string, any> | null = null;
+  for (let i = 0; i < 200 && flight?.phase !== 'accepted'; i++) {
+    flight = (await internal('GET', `/api/schedules/${s.id}`)).json.inFlight;
+    if (flight?.phase !== 'accepted') await new Promise((res) => setTimeout(res, 25));
+  }
+  assert.equal(flight?.phase, 'accepted');
+  const conflict = await internal('POST', `/api/schedules/${s.id}/run`);
+  assert.equal(conflict.status, 409);
+  assert.equal(conflict.json.code, 'in-flight');
+  const running = await internal('PATCH', `/api/schedules/${s.id}/run`, { run: flight!.runId, state: 'running', progress: 40 });
+  assert.equal(running.status, 200, running.text);
+  const done = await internal('PATCH', `/api/schedules/${s.id}/run`, { run: flight!.runId, state: 'done', detail: '1200 rows' });
+  assert.equal(done.status, 200);
+  assert.equal(done.json.inFlight, null);
+  const [closed] = await runs(s.id, 1);
+  assert.equal(closed!.state, 'done');
+  assert.equal(closed!.detail, '1200 rows');
+
+  // Again, then silence: five minutes later the run is lost and not sent again.
+  const sent = up.requests.length;
+  await internal('POST', `/api/schedules/${s.id}/run`);
+  await received(sent + 1);
+  for (let i = 0; i < 200; i++) {
+    if ((await internal('GET', `/api/schedules/${s.id}`)).json.inFlight?.phase === 'accepted') break;
+    await new Promise((res) => setTimeout(res, 25));
+  }
+  await advance('PT5M');
+  const history = await runs(s.id, 2);
+  assert.equal(history[0]!.state, 'lost');
+  assert.equal(up.requests.length, sent + 1, 'a lost run is not sent again');
+});
+
+test('a turn that comes round later than catchUp is dropped, and nothing is sent', async () => {
+  up.handle(undefined);
+  const now = (await call(`${t.url('control')}/__clock`)).json.now as number;
+  const before = up.requests.length;
+  const s = (await internal('POST', '/api/schedules', { routeId: 'billing', path: '/billing/once', at: new Date(now - 7_200_000).toISOString(), catchUp: 60, roles: ['jobs'] })).json;
+  await advance('PT1M');
+  const [run] = await runs(s.id, 1);
+  assert.equal(run!.state, 'dropped');
+  assert.match(run!.detail, /past catchUp \(60 s\); nothing was sent/);
+  assert.equal(up.requests.length, before);
+  const after = (await internal('GET', `/api/schedules/${s.id}`)).json;
+  assert.equal(after.finished, true, 'an at schedule is finished after its one turn');
+  assert.equal(after.nextRunAt, null);
+});
+
+test('replay sends a failed turn again as a new run and the history names what it replays', async () => {
+  up.handle((_req, res) => { res.writeHead(500); res.end('down'); });
+  const s = (await internal('POST', '/api/schedules', { routeId: 'billing', path: '/billing/replay', every: 'PT1H', roles: ['jobs'] })).json;
+  await internal('POST', `/api/schedules/${s.id}/run`);
+  const [failed] = await runs(s.id, 1);
+  assert.equal(failed!.state, 'failed');
+  up.handle(undefined);
+  const replay = await internal('POST', `/api/schedules/${s.id}/run`, { replayOf: failed!.id });
+  assert.equal(replay.status, 202, replay.text);
+  const [again] = await runs(s.id, 2);
+  assert.equal(again!.state, 'done');
+  assert.equal(again!.ofRun, failed!.id);
+  assert.equal(again!.cause, 'replay');
+  assert.notEqual(again!.runId, failed!.runId);
+});
