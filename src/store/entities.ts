@@ -179,6 +179,8 @@ export const Schedule = defineEntity({
     inFlight: p.json<Record<string, unknown>>().nullable(),
     lastRun: p.json<Record<string, unknown>>().nullable(),
     deferrals: p.integer().default(0),
+    /** A turn owed again (a retry's next attempt, or a deferral), taken before the cadence. */
+    pendingTurn: p.json<Record<string, unknown>>().nullable(),
     /** A run now or replay asked and not yet taken by the engine. */
     runRequest: p.json<{ at: number; replayOf: string | null; by: string }>().nullable(),
     /** Bumped by every write and claim: the conditional UPDATE that takes a turn compares it. */

@@ -105,7 +105,13 @@ test('failures are recorded in plain words: an error page cut to its sentence, a
   const refused = (await internal('POST', '/api/schedules', { routeId: 'billing', path: '/billing/42', method: 'DELETE', every: 'PT1H', roles: ['jobs'] })).json;
   assert.ok(refused.id);
   await internal('POST', `/api/schedules/${refused.id}/run`);
+  // 403 is tried again (roles may not be loaded yet): three attempts, 10 s then 60 s apart.
+  await retryArmed(refused.id);
+  await advance('PT10S');
+  await retryArmed(refused.id);
+  await advance('PT1M');
   const [r403] = await runs(refused.id, 1);
+  assert.equal(r403!.attempt, 3);
   assert.equal(r403!.state, 'failed');
   assert.equal(r403!.status, 403);
   assert.match(r403!.detail, /^403 Forbidden: DELETE \/billing\/\{id\} needs one of the roles auditor\.$/);
@@ -178,3 +184,91 @@ test('replay sends a failed turn again as a new run and the history names what i
   assert.equal(again!.cause, 'replay');
   assert.notEqual(again!.runId, failed!.runId);
 });
+
+/** Waits until the schedule has no run in flight (the outcome of the last call is recorded). */
+async function settled(id: string): Promise<Record<string, any>> {
+  for (let i = 0; i < 200; i++) {
+    const s = (await internal('GET', `/api/schedules/${id}`)).json;
+    if (s.inFlight === null) return s;
+    await new Promise((res) => setTimeout(res, 25));
+  }
+  assert.fail(`schedule ${id} stayed in flight`);
+}
+
+test('401/403/404/502/503/504 are tried again as new runs with growing waits; one history row links the attempts', async () => {
+  let answers = [503, 502, 200];
+  up.handle((_req, res) => { res.writeHead(answers.shift() ?? 200); res.end('busy'); });
+  const sent = up.requests.length;
+  const s = (await internal('POST', '/api/schedules', { routeId: 'billing', path: '/billing/retry', every: 'PT1H', roles: ['jobs'] })).json;
+  await internal('POST', `/api/schedules/${s.id}/run`);
+  await received(sent + 1);
+  let state = await settled(s.id);
+  const t1 = (await call(`${t.url('control')}/__clock`)).json.now as number;
+  assert.equal(state.nextRunAt, Math.floor((t1 + 10_000) / 1000), 'the second attempt waits 10 s');
+  assert.deepEqual((await internal('GET', `/api/schedules/${s.id}/runs`)).json.runs, [], 'the turn is not over yet');
+  await advance('PT10S');
+  await received(sent + 2);
+  state = await settled(s.id);
+  await advance('PT1M');
+  await received(sent + 3);
+  const [run] = await runs(s.id, 1);
+  assert.equal(run!.state, 'done');
+  assert.equal(run!.attempt, 3);
+  const attempts = run!.attempts as Array<Record<string, any>>;
+  assert.deepEqual(attempts.map((a) => [a.attempt, a.status]), [[1, 503], [2, 502], [3, 200]]);
+  const sentRuns = up.requests.slice(sent, sent + 3).map((r) => r.headers['gateway-job-run']);
+  assert.deepEqual(attempts.map((a) => a.runId), sentRuns, 'each attempt is a new run with its own identifier');
+  assert.equal(new Set(sentRuns).size, 3);
+  assert.deepEqual(up.requests.slice(sent, sent + 3).map((r) => r.headers['gateway-job-attempt']), ['1', '2', '3']);
+
+  // A 500 is not tried again; three 503s end the turn failed.
+  answers = [503, 503, 503, 503];
+  const failing = (await internal('POST', '/api/schedules', { routeId: 'billing', path: '/billing/retry2', every: 'PT1H', roles: ['jobs'] })).json;
+  const before = up.requests.length;
+  await internal('POST', `/api/schedules/${failing.id}/run`);
+  await received(before + 1);
+  await settled(failing.id);
+  await advance('PT10S');
+  await received(before + 2);
+  await settled(failing.id);
+  await advance('PT1M');
+  const [last] = await runs(failing.id, 1);
+  assert.equal(last!.state, 'failed');
+  assert.equal(last!.attempt, 3);
+  assert.equal(up.requests.length, before + 3, 'three attempts at most');
+});
+
+test('424 defers the turn by Retry-After (clamped); the next turn points back; five in a row let it go', async () => {
+  up.handle((_req, res) => { res.writeHead(424, { 'retry-after': '120', 'content-type': 'text/plain' }); res.end('the ledger export is not ready'); });
+  const s = (await internal('POST', '/api/schedules', { routeId: 'billing', path: '/billing/defer', every: 'PT6H', roles: ['jobs'] })).json;
+  await internal('POST', `/api/schedules/${s.id}/run`);
+  const [first] = await runs(s.id, 1);
+  assert.equal(first!.state, 'failed');
+  assert.equal(first!.status, 424);
+  assert.match(first!.detail, /the ledger export is not ready/);
+  let state = (await internal('GET', `/api/schedules/${s.id}`)).json;
+  assert.equal(state.deferrals, 1);
+  assert.equal(state.nextRunAt, first!.endedAt + 120, 'the turn comes back after Retry-After');
+  for (let n = 2; n <= 5; n++) {
+    await advance('PT2M');
+    const history = await runs(s.id, n);
+    assert.equal(history[0]!.cause, 'deferred');
+    assert.equal(history[0]!.ofRun, history[1]!.id, 'the following turn points back at the run that deferred it');
+  }
+  const history = await runs(s.id, 5);
+  assert.match(history[0]!.detail, /5th deferral in a row: the turn is let go/);
+  state = await settled(s.id);
+  assert.equal(state.deferrals, 0);
+  assert.equal(state.nextRunAt, history[0]!.endedAt + 6 * 3600, 'the schedule\'s own cadence takes over');
+});
+
+/** Waits until an attempt has ended and the next one is armed in the future (no call reached the service). */
+async function retryArmed(id: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const now = (await call(`${t.url('control')}/__clock`)).json.now as number;
+    const s = (await internal('GET', `/api/schedules/${id}`)).json;
+    if (s.inFlight === null && s.runRequested === null && s.nextRunAt * 1000 > now) return;
+    await new Promise((res) => setTimeout(res, 25));
+  }
+  assert.fail(`schedule ${id}: no retry was armed`);
+}

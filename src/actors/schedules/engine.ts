@@ -17,13 +17,13 @@ import { nextRunAt } from '../../core/schedules/next-run.ts';
 import { referencedNames, resolveReferences } from '../../core/vault/references.ts';
 import { unseal } from '../../core/vault/seal.ts';
 import { vaultScope } from '../../core/vault/vault-input.ts';
+import { clampDeferral, judge, MAX_ATTEMPTS, MAX_DEFERRALS } from '../../core/schedules/outcomes.ts';
 import type { CallOutcome, RunReport, ScheduledCall, SchedulesEvent } from './messages.ts';
 import { runRecord } from './records.ts';
 
 export const BACKSTOP_MS = 60_000;
 export const LEASE_MS = 5 * 60_000;
 const BATCH = 100;
-export const MAX_ATTEMPTS = 3;
 
 /** What a schedule holds while a run is in flight (epoch ms inside; answers show seconds). */
 export interface Flight {
@@ -34,7 +34,35 @@ export interface Flight {
   readonly scheduledFor: number;
   readonly node: string;
   readonly leaseUntil: number;
+  /** A replay names the turn it replays; a deferred turn the run that deferred it. */
   readonly replayOf: string | null;
+  readonly cause?: 'replay' | 'deferred' | null;
+  /** Earlier attempts of this turn (retries), written with its record. */
+  readonly attempts?: readonly Attempt[];
+}
+
+export interface Attempt {
+  readonly attempt: number;
+  readonly runId: string;
+  readonly status: number | null;
+  readonly detail: string;
+  /** epoch s */
+  readonly endedAt: number;
+}
+
+/** A turn owed again: a retry's next attempt, or a deferred turn. */
+interface PendingTurn {
+  readonly kind: 'retry' | 'deferral';
+  readonly scheduledFor: number;
+  readonly attempt: number;
+  readonly attempts: readonly Attempt[];
+  readonly ofRun: string | null;
+}
+
+interface Ending {
+  readonly state: string;
+  readonly status: number | null;
+  readonly detail: string;
 }
 
 export interface EngineOptions {
@@ -124,11 +152,12 @@ export class Engine {
 
   /** Takes one due turn with a conditional UPDATE: only the node whose version matches wins. */
   async #take(s: Schedule, now: number): Promise<void> {
-    const scheduledFor = s.nextRunAt!;
     const request = s.runRequest;
+    const pending = request ? null : (s.pendingTurn as unknown as PendingTurn | null);
+    const scheduledFor = pending?.scheduledFor ?? s.nextRunAt!;
     const em = this.o.store.em();
     const late = now - scheduledFor;
-    if (!request && s.catchUpS > 0 && late > s.catchUpS * 1000) {
+    if (!request && !pending && s.catchUpS > 0 && late > s.catchUpS * 1000) {
       // Nobody was up for this turn in time: it is dropped, and the cadence goes on.
       const won = await em.nativeUpdate(Schedule, { id: s.id, version: s.version }, { version: s.version + 1, nextRunAt: null, updatedAt: now });
       if (won !== 1) return;
@@ -138,11 +167,15 @@ export class Engine {
       return;
     }
     const flight: Flight = {
-      runId: `run_${newId()}`, attempt: 1, phase: 'calling', startedAt: now, scheduledFor, node: this.o.node,
-      leaseUntil: now + LEASE_MS, replayOf: request?.replayOf ?? null,
+      // Every attempt is a new run with its own identifier; a died gateway's re-send keeps it.
+      runId: `run_${newId()}`, attempt: pending?.attempt ?? 1, phase: 'calling', startedAt: now, scheduledFor, node: this.o.node,
+      leaseUntil: now + LEASE_MS,
+      replayOf: request?.replayOf ?? pending?.ofRun ?? null,
+      cause: request?.replayOf ? 'replay' : pending?.kind === 'deferral' ? 'deferred' : null,
+      attempts: pending?.attempts ?? [],
     };
     const won = await em.nativeUpdate(Schedule, { id: s.id, version: s.version, inFlight: null }, {
-      version: s.version + 1, inFlight: flight as unknown as Record<string, unknown>, runRequest: null, nextRunAt: null, updatedAt: now,
+      version: s.version + 1, inFlight: flight as unknown as Record<string, unknown>, runRequest: null, pendingTurn: null, nextRunAt: null, updatedAt: now,
     });
     if (won !== 1) return;
     this.o.emit({ type: 'call', call: await this.#callOf(s, flight) });
@@ -176,21 +209,36 @@ export class Engine {
     return Object.fromEntries(Object.entries(s.headers).map(([k, v]) => [k, resolveReferences(v, (n) => values.get(n))]));
   }
 
-  /** The main thread's answer to a call. */
+  /** The main thread's answer to a call: table 3.1 decides what follows. */
   async outcome(o: CallOutcome): Promise<void> {
     const now = this.o.clock.now();
     const s = await this.o.store.em().findOne(Schedule, { id: o.scheduleId });
     const flight = s?.inFlight as unknown as Flight | null | undefined;
     if (!s || !flight || flight.runId !== o.runId) return; // settled elsewhere meanwhile
-    if (o.status === 202) {
-      await this.o.store.em().nativeUpdate(Schedule, { id: s.id, version: s.version }, {
-        version: s.version + 1, inFlight: { ...flight, phase: 'accepted', leaseUntil: now + LEASE_MS } as unknown as Record<string, unknown>, updatedAt: now,
-      });
-      this.wake();
-      return;
+    const verdict = judge(o.status, { attempt: flight.attempt, scheduledFor: flight.scheduledFor, catchUpS: s.catchUpS }, now, o.retryAfterS);
+    switch (verdict.kind) {
+      case 'accepted':
+        await this.o.store.em().nativeUpdate(Schedule, { id: s.id, version: s.version }, {
+          version: s.version + 1, inFlight: { ...flight, phase: 'accepted', leaseUntil: now + LEASE_MS } as unknown as Record<string, unknown>, updatedAt: now,
+        });
+        this.wake();
+        return;
+      case 'retry': {
+        // The same turn again, as a new run; the history row is written when the turn ends.
+        const attempts = [...(flight.attempts ?? []), { attempt: flight.attempt, runId: flight.runId, status: o.status, detail: o.detail, endedAt: Math.floor(now / 1000) }];
+        const pending: PendingTurn = { kind: 'retry', scheduledFor: flight.scheduledFor, attempt: flight.attempt + 1, attempts, ofRun: flight.replayOf };
+        await this.o.store.em().nativeUpdate(Schedule, { id: s.id, version: s.version }, {
+          version: s.version + 1, inFlight: null, pendingTurn: pending as unknown as Record<string, unknown>, nextRunAt: now + verdict.waitMs, updatedAt: now,
+        });
+        this.wake();
+        return;
+      }
+      case 'defer':
+        await this.#close(s.id, flight, { state: 'failed', status: o.status, detail: o.detail }, now, true, verdict.delayMs);
+        return;
+      default:
+        await this.#close(s.id, flight, { state: verdict.kind, status: o.status, detail: o.detail }, now, true);
     }
-    const ok = o.status >= 200 && o.status < 300;
-    await this.#close(s.id, flight, { state: ok ? 'done' : 'failed', status: o.status, detail: o.detail }, now, true);
   }
 
   /**
@@ -203,12 +251,9 @@ export class Engine {
       s.inFlight = { ...flight, leaseUntil: now + LEASE_MS, progress: report.progress ?? null, detail: report.detail ?? null } as unknown as Record<string, unknown>;
       return null;
     }
+    const deferMs = report.state === 'failed' && report.retryInMs !== undefined ? clampDeferral(report.retryInMs) : undefined;
     const row = this.record(s.id, flight, { state: report.state, status: 202, detail: report.detail ?? (report.state === 'done' ? 'Accepted, then reported done.' : 'Accepted, then reported failed.') }, now);
-    s.inFlight = null;
-    s.lastRun = runRecord(row as unknown as ScheduleRun) as unknown as Record<string, unknown>;
-    s.deferrals = 0;
-    s.finished = s.at != null;
-    s.nextRunAt = nextRunAt(s, { paused: s.paused, finished: s.finished, lastEndMs: now }, now);
+    this.#settle(s, flight, row, now, true, deferMs);
     return row;
   }
 
@@ -237,27 +282,51 @@ export class Engine {
     }
   }
 
-  record(scheduleId: string, f: Flight, end: { state: string; status: number | null; detail: string }, now: number) {
+  record(scheduleId: string, f: Flight, end: Ending, now: number) {
+    const earlier = f.attempts ?? [];
     return {
       id: historyId(), scheduleId, runId: f.runId, attempt: f.attempt, node: f.node,
       scheduledFor: f.scheduledFor, startedAt: f.attempt === 0 ? null : f.startedAt, endedAt: now,
       state: end.state, status: end.status, detail: end.detail.slice(0, 2000),
-      cause: f.replayOf ? 'replay' : null, ofRun: f.replayOf, attempts: null,
+      cause: f.cause ?? (f.replayOf ? 'replay' : null), ofRun: f.replayOf,
+      attempts: earlier.length === 0 ? null : [...earlier, { attempt: f.attempt, runId: f.runId, status: end.status, detail: end.detail.slice(0, 500), endedAt: Math.floor(now / 1000) }],
     };
   }
 
+  /**
+   * After a turn ends: the schedule's last run, the deferral count, and the next turn (the cadence,
+   * or the deferred turn after `deferMs`; a fifth deferral in a row lets the turn go).
+   */
+  #settle(s: Schedule, f: Flight, row: ReturnType<Engine['record']>, now: number, ran: boolean, deferMs?: number): void {
+    s.inFlight = null;
+    s.pendingTurn = null;
+    s.finished = s.at != null && !s.runRequest && deferMs === undefined;
+    if (deferMs !== undefined && s.deferrals + 1 < MAX_DEFERRALS) {
+      s.deferrals += 1;
+      const pending: PendingTurn = { kind: 'deferral', scheduledFor: f.scheduledFor, attempt: 1, attempts: [], ofRun: row.id };
+      s.pendingTurn = pending as unknown as Record<string, unknown>;
+      s.nextRunAt = now + deferMs;
+    } else {
+      if (deferMs !== undefined) {
+        row.detail = `${row.detail} This is the ${MAX_DEFERRALS}th deferral in a row: the turn is let go and the schedule's own cadence takes over.`.slice(0, 2000);
+        s.finished = s.at != null;
+      }
+      s.deferrals = 0;
+      s.nextRunAt = nextRunAt(s, { paused: s.paused, finished: s.finished, lastEndMs: ran ? now : null }, now);
+    }
+    s.lastRun = runRecord(row as unknown as ScheduleRun) as unknown as Record<string, unknown>;
+  }
+
   /** Writes the history row, clears the flight and arms the next turn, in one transaction. */
-  async #close(id: string, f: Flight, end: { state: string; status: number | null; detail: string }, now: number, ran: boolean): Promise<void> {
+  async #close(id: string, f: Flight, end: Ending, now: number, ran: boolean, deferMs?: number): Promise<void> {
     await this.o.store.em().transactional(async (tx) => {
       const s = await tx.findOne(Schedule, { id });
       if (!s) return;
-      const row = tx.create(ScheduleRun, this.record(id, f, end, now));
-      s.inFlight = null;
-      s.lastRun = runRecord(row) as unknown as Record<string, unknown>;
-      s.finished = s.at != null && !s.runRequest;
+      const row = this.record(id, f, end, now);
+      this.#settle(s, f, row, now, ran, deferMs);
+      tx.create(ScheduleRun, row);
       s.version += 1;
       s.updatedAt = now;
-      s.nextRunAt = nextRunAt(s, { paused: s.paused, finished: s.finished, lastEndMs: ran ? now : null }, now);
       await tx.flush();
     });
     this.wake();
