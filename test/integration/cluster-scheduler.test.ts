@@ -1,0 +1,82 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { createTestDatabase, TEST_DATABASE } from '../helpers/db.ts';
+import { loopbackEnv, ROOT_PASSWORD } from '../helpers/gateway.ts';
+import { call } from '../helpers/http.ts';
+import { startProcess, type GatewayProcess } from '../helpers/process.ts';
+import { adminWith, signInAdmin } from '../helpers/admin.ts';
+import { signIn } from '../helpers/http.ts';
+import { startUpstream } from '../helpers/upstream.ts';
+
+/** Moves every node's test clock to the same instant, then `bySeconds` further. */
+async function advanceAll(nodes: GatewayProcess[], bySeconds: number): Promise<void> {
+  const nows = await Promise.all(nodes.map(async (n) => (await call(`${n.urls.control}/__clock`)).json.now as number));
+  const target = Math.max(...nows);
+  await Promise.all(nodes.map((n, i) => call(`${n.urls.control}/__clock/advance`, {
+    method: 'POST', body: { by: `PT${Math.ceil((target - nows[i]!) / 1000) + bySeconds}S` },
+  })));
+}
+
+// Several nodes on one database is the PostgreSQL (cluster) mode.
+if (TEST_DATABASE === 'postgres') {
+  test('three gateway processes on one database: every turn goes out exactly once', async () => {
+    const db = await createTestDatabase();
+    const up = await startUpstream();
+    const nodes: GatewayProcess[] = [];
+    try {
+      const env = loopbackEnv({
+        GATEWAY_DATA_DIR: db.dataDir, GATEWAY_DATABASE_URL: db.databaseUrl!, GATEWAY_CLOCK: 'manual',
+        GATEWAY_VAULT_KEY: randomBytes(32).toString('base64'),
+      });
+      // One node first (it migrates), then two more.
+      nodes.push(await startProcess({ ...env, GATEWAY_NODE_NAME: 'node-1' }));
+      nodes.push(...await Promise.all([2, 3].map((n) => startProcess({ ...env, GATEWAY_NODE_NAME: `node-${n}` }))));
+      const root = await signInAdmin(nodes[0]!.urls.control!);
+      await root.put('/api/roles/jobs', {});
+      await root.put('/api/routes/billing', { upstream: up.origin, paths: ['/billing'], rule: { roles: ['jobs'] } });
+      const token = (await root.post('/api/tokens', { name: 'billing-svc', kind: 'schedules', routes: ['billing'], roles: ['jobs'] })).json.token as string;
+      // Every node learns the route through the shared database.
+      for (const node of nodes.slice(1)) {
+        const admin = adminWith(node.urls.control!, { cookie: await signIn(node.urls.control!, 'root', ROOT_PASSWORD), origin: node.urls.control! });
+        for (let i = 0; i < 100 && (await admin.get('/api/routes/billing')).status !== 200; i++) await new Promise((r) => setTimeout(r, 50));
+        assert.equal((await admin.get('/api/routes/billing')).status, 200);
+      }
+      const SCHEDULES = 12;
+      const ids: string[] = [];
+      for (let i = 0; i < SCHEDULES; i++) {
+        const node = nodes[i % nodes.length]!;
+        const c = await call(`${node.urls.internal}/api/schedules`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: { routeId: 'billing', path: `/billing/${i}`, every: 'PT1M', roles: ['jobs'] } });
+        assert.equal(c.status, 201, c.text);
+        ids.push(c.json.id);
+      }
+      for (let round = 1; round <= 3; round++) {
+        await advanceAll(nodes, 61);
+        const want = SCHEDULES * round;
+        for (let i = 0; i < 400 && up.requests.length < want; i++) await new Promise((r) => setTimeout(r, 25));
+        assert.equal(up.requests.length, want, `round ${round}: every schedule's turn went out`);
+        // Let any duplicate that would come arrive before counting.
+        await new Promise((r) => setTimeout(r, 300));
+        const perSchedule = new Map<string, number>();
+        for (const r of up.requests) perSchedule.set(String(r.headers['gateway-job']), (perSchedule.get(String(r.headers['gateway-job'])) ?? 0) + 1);
+        for (const id of ids) assert.equal(perSchedule.get(id), round, `${id}: exactly one call per turn`);
+        assert.equal(new Set(up.requests.map((r) => r.headers['gateway-job-run'])).size, up.requests.length, 'no run went out twice');
+      }
+      const nodesSeen = new Set<string>();
+      for (const id of ids) {
+        const history = (await call(`${nodes[0]!.urls.internal}/api/schedules/${id}/runs`, { headers: { authorization: `Bearer ${token}` } })).json.runs as Array<{ state: string; node: string }>;
+        assert.equal(history.length, 3);
+        for (const h of history) {
+          assert.equal(h.state, 'done');
+          nodesSeen.add(h.node);
+        }
+      }
+      assert.ok(nodesSeen.size >= 2, `calls spread over the nodes (${[...nodesSeen].join(', ')})`);
+    } finally {
+      for (const n of nodes) n.child.kill('SIGTERM');
+      for (const n of nodes) await n.exited;
+      await up.close();
+      await db.drop();
+    }
+  });
+}
