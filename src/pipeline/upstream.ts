@@ -36,10 +36,14 @@ export class UpstreamPools {
     }
   }
 
+  /**
+   * At stop, after the doors drained: what is still open belongs to scheduled calls, which the
+   * scheduler has handed over to other nodes, so connections are cut rather than awaited.
+   */
   async close(): Promise<void> {
     const pools = [...this.#pools.values()];
     this.#pools.clear();
-    await Promise.all(pools.map((p) => p.close().catch(() => undefined)));
+    await Promise.all(pools.map((p) => p.destroy().catch(() => undefined)));
   }
 }
 

@@ -80,3 +80,105 @@ if (TEST_DATABASE === 'postgres') {
     }
   });
 }
+
+if (TEST_DATABASE === 'postgres') {
+  test('SIGTERM hands a call in flight over: another node sends it again at once, same run id, attempt 2', async () => {
+    const db = await createTestDatabase();
+    const held: Array<() => void> = [];
+    const up = await startUpstream((_req, res) => { held.push(() => { res.writeHead(200); res.end('ok'); }); });
+    const nodes: GatewayProcess[] = [];
+    try {
+      const env = loopbackEnv({
+        GATEWAY_DATA_DIR: db.dataDir, GATEWAY_DATABASE_URL: db.databaseUrl!, GATEWAY_CLOCK: 'manual',
+        GATEWAY_VAULT_KEY: randomBytes(32).toString('base64'),
+      });
+      nodes.push(await startProcess({ ...env, GATEWAY_NODE_NAME: 'node-a' }));
+      nodes.push(await startProcess({ ...env, GATEWAY_NODE_NAME: 'node-b' }));
+      const root = await signInAdmin(nodes[0]!.urls.control!);
+      await root.put('/api/roles/jobs', {});
+      await root.put('/api/routes/billing', { upstream: up.origin, paths: ['/billing'], rule: { roles: ['jobs'] } });
+      const token = (await root.post('/api/tokens', { name: 'svc', kind: 'schedules', routes: ['billing'], roles: ['jobs'] })).json.token as string;
+      const other = adminWith(nodes[1]!.urls.control!, { cookie: await signIn(nodes[1]!.urls.control!, 'root', ROOT_PASSWORD), origin: nodes[1]!.urls.control! });
+      for (let i = 0; i < 100 && (await other.get('/api/routes/billing')).status !== 200; i++) await new Promise((r) => setTimeout(r, 50));
+      const auth = { authorization: `Bearer ${token}` };
+      const s = (await call(`${nodes[0]!.urls.internal}/api/schedules`, { method: 'POST', headers: auth, body: { routeId: 'billing', path: '/billing/hand-over', every: 'PT1M', roles: ['jobs'] } })).json;
+      await advanceAll(nodes, 61);
+      for (let i = 0; i < 200 && up.requests.length < 1; i++) await new Promise((r) => setTimeout(r, 25));
+      assert.equal(up.requests.length, 1);
+      const first = up.requests[0]!;
+      assert.equal(first.headers['gateway-job-attempt'], '1');
+      const flight = (await call(`${nodes[0]!.urls.internal}/api/schedules/${s.id}`, { headers: auth })).json.inFlight;
+      const caller = nodes.find((n) => n === nodes[flight.node === 'node-a' ? 0 : 1])!;
+      const survivor = nodes.find((n) => n !== caller)!;
+
+      caller.child.kill('SIGTERM');
+      assert.equal(await caller.exited, 0, 'a clean stop');
+      // No clock moves: the hand-over alone makes the other node send it again.
+      for (let i = 0; i < 200 && up.requests.length < 2; i++) await new Promise((r) => setTimeout(r, 25));
+      assert.equal(up.requests.length, 2, 'sent again at once by the other node');
+      const second = up.requests[1]!;
+      assert.equal(second.headers['gateway-job-run'], first.headers['gateway-job-run'], 'the same run identifier');
+      assert.equal(second.headers['gateway-job-attempt'], '2');
+      for (const release of held.splice(0)) release();
+      let history: Array<Record<string, any>> = [];
+      for (let i = 0; i < 200 && history.length === 0; i++) {
+        history = (await call(`${survivor.urls.internal}/api/schedules/${s.id}/runs`, { headers: auth })).json.runs;
+        if (history.length === 0) await new Promise((r) => setTimeout(r, 25));
+      }
+      assert.equal(history.length, 1);
+      assert.equal(history[0]!.state, 'done');
+      assert.equal(history[0]!.attempt, 2);
+      assert.equal(history[0]!.node, flight.node === 'node-a' ? 'node-b' : 'node-a');
+    } finally {
+      for (const release of held.splice(0)) release();
+      for (const n of nodes) { n.child.kill('SIGTERM'); await n.exited; }
+      await up.close();
+      await db.drop();
+    }
+  });
+
+  test('SIGKILL: the dead node\'s call is sent again when its lease runs out (five minutes)', async () => {
+    const db = await createTestDatabase();
+    const held: Array<() => void> = [];
+    const up = await startUpstream((_req, res) => { held.push(() => { res.writeHead(200); res.end('ok'); }); });
+    const nodes: GatewayProcess[] = [];
+    try {
+      const env = loopbackEnv({
+        GATEWAY_DATA_DIR: db.dataDir, GATEWAY_DATABASE_URL: db.databaseUrl!, GATEWAY_CLOCK: 'manual',
+        GATEWAY_VAULT_KEY: randomBytes(32).toString('base64'),
+      });
+      nodes.push(await startProcess({ ...env, GATEWAY_NODE_NAME: 'node-a' }));
+      nodes.push(await startProcess({ ...env, GATEWAY_NODE_NAME: 'node-b' }));
+      const root = await signInAdmin(nodes[0]!.urls.control!);
+      await root.put('/api/roles/jobs', {});
+      await root.put('/api/routes/billing', { upstream: up.origin, paths: ['/billing'], rule: { roles: ['jobs'] } });
+      const token = (await root.post('/api/tokens', { name: 'svc', kind: 'schedules', routes: ['billing'], roles: ['jobs'] })).json.token as string;
+      const other = adminWith(nodes[1]!.urls.control!, { cookie: await signIn(nodes[1]!.urls.control!, 'root', ROOT_PASSWORD), origin: nodes[1]!.urls.control! });
+      for (let i = 0; i < 100 && (await other.get('/api/routes/billing')).status !== 200; i++) await new Promise((r) => setTimeout(r, 50));
+      const auth = { authorization: `Bearer ${token}` };
+      const s = (await call(`${nodes[0]!.urls.internal}/api/schedules`, { method: 'POST', headers: auth, body: { routeId: 'billing', path: '/billing/kill', every: 'PT1H', roles: ['jobs'] } })).json;
+      await advanceAll(nodes, 3601);
+      for (let i = 0; i < 200 && up.requests.length < 1; i++) await new Promise((r) => setTimeout(r, 25));
+      const flight = (await call(`${nodes[0]!.urls.internal}/api/schedules/${s.id}`, { headers: auth })).json.inFlight;
+      const dead = nodes[flight.node === 'node-a' ? 0 : 1]!;
+      const survivor = nodes[flight.node === 'node-a' ? 1 : 0]!;
+      dead.child.kill('SIGKILL');
+      await dead.exited;
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(up.requests.length, 1, 'nothing is sent before the lease runs out');
+      await advanceAll([survivor], 4 * 60);
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(up.requests.length, 1, 'still nothing after four minutes');
+      await advanceAll([survivor], 61);
+      for (let i = 0; i < 200 && up.requests.length < 2; i++) await new Promise((r) => setTimeout(r, 25));
+      assert.equal(up.requests.length, 2);
+      assert.equal(up.requests[1]!.headers['gateway-job-run'], up.requests[0]!.headers['gateway-job-run']);
+      assert.equal(up.requests[1]!.headers['gateway-job-attempt'], '2');
+    } finally {
+      for (const release of held.splice(0)) release();
+      for (const n of nodes) { n.child.kill('SIGTERM'); await n.exited; }
+      await up.close();
+      await db.drop();
+    }
+  });
+}

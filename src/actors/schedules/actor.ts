@@ -55,7 +55,7 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
     return out;
   };
 
-  engine.start();
+  await engine.start();
   return {
     handlers: {
       'schedule.create': async ({ input, token }) => {

@@ -12,6 +12,7 @@ import type { Logger } from '../../log/logger.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import type { Store } from '../../store/orm.ts';
 import { Schedule, ScheduleRun, VaultEntry } from '../../store/entities.ts';
+import { listen, notify, type Listener } from '../../store/notify.ts';
 import { newId } from '../../core/secrets.ts';
 import { nextRunAt } from '../../core/schedules/next-run.ts';
 import { referencedNames, resolveReferences } from '../../core/vault/references.ts';
@@ -23,6 +24,8 @@ import { runRecord } from './records.ts';
 
 export const BACKSTOP_MS = 60_000;
 export const LEASE_MS = 5 * 60_000;
+/** Nodes tell each other here that a turn may be theirs to take (a hand-over). */
+export const CHANNEL = 'meerkat_schedules';
 const BATCH = 100;
 
 /** What a schedule holds while a run is in flight (epoch ms inside; answers show seconds). */
@@ -92,10 +95,14 @@ export class Engine {
   #running: Promise<void> | undefined;
   #again = false;
   #stopped = false;
+  #listener: Listener | undefined;
 
   constructor(private readonly o: EngineOptions) {}
 
-  start(): void {
+  async start(): Promise<void> {
+    this.#listener = await listen(this.o.store, CHANNEL, () => this.wake(), (err) => {
+      this.o.log.warn('the schedules change bus lost its connection; the backstop looks once a minute', errorAttrs(err));
+    });
     const backstop = () => {
       if (this.#stopped) return;
       this.wake();
@@ -105,11 +112,33 @@ export class Engine {
     this.wake();
   }
 
+  /**
+   * Stops taking turns and hands this node's calls in flight over: their lease ends now, so
+   * another node sends them again at once (same run id, attempt + 1). An answer still on its way
+   * here is then ignored.
+   */
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#timer?.cancel();
     this.#backstop?.cancel();
     await this.#running;
+    try {
+      const now = this.o.clock.now();
+      const mine = (await this.o.store.em().find(Schedule, { inFlight: { $ne: null } }))
+        .filter((s) => { const f = s.inFlight as unknown as Flight; return f.node === this.o.node && f.phase === 'calling'; });
+      for (const s of mine) {
+        await this.o.store.em().nativeUpdate(Schedule, { id: s.id, version: s.version }, {
+          version: s.version + 1, inFlight: { ...(s.inFlight as unknown as Flight), leaseUntil: now, handedOver: true } as unknown as Record<string, unknown>, updatedAt: now,
+        });
+      }
+      if (mine.length > 0) {
+        await notify(this.o.store, CHANNEL);
+        this.o.log.info('calls in flight handed over to the other nodes', { count: mine.length });
+      }
+    } catch (err) {
+      this.o.log.warn('could not hand calls in flight over; their lease settles them', errorAttrs(err));
+    }
+    await this.#listener?.close();
   }
 
   /** Something changed: look now, then sleep until the next owed turn or lease. */
@@ -214,7 +243,8 @@ export class Engine {
     const now = this.o.clock.now();
     const s = await this.o.store.em().findOne(Schedule, { id: o.scheduleId });
     const flight = s?.inFlight as unknown as Flight | null | undefined;
-    if (!s || !flight || flight.runId !== o.runId) return; // settled elsewhere meanwhile
+    // Settled elsewhere meanwhile, or handed over and sent again by another node.
+    if (!s || !flight || flight.runId !== o.runId || flight.attempt !== o.attempt || flight.node !== this.o.node) return;
     const verdict = judge(o.status, { attempt: flight.attempt, scheduledFor: flight.scheduledFor, catchUpS: s.catchUpS }, now, o.retryAfterS);
     switch (verdict.kind) {
       case 'accepted':

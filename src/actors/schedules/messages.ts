@@ -16,6 +16,8 @@ export interface InFlight {
   readonly phase: 'calling' | 'waiting' | 'accepted';
   /** epoch s */
   readonly startedAt: number;
+  /** The gateway node making the call. */
+  readonly node: string;
 }
 
 export interface RunRecord {

@@ -21,8 +21,8 @@ export function runRecord(r: ScheduleRun): RunRecord {
 /** The stored flight (epoch ms, lease) as answers show it (CONTRACT.md). */
 function flightOf(raw: unknown): InFlight | null {
   if (!raw) return null;
-  const f = raw as { runId: string; attempt: number; phase: InFlight['phase']; startedAt: number };
-  return { runId: f.runId, attempt: f.attempt, phase: f.phase, startedAt: seconds(f.startedAt) };
+  const f = raw as { runId: string; attempt: number; phase: InFlight['phase']; startedAt: number; node: string };
+  return { runId: f.runId, attempt: f.attempt, phase: f.phase, startedAt: seconds(f.startedAt), node: f.node };
 }
 
 export function scheduleRecord(s: Schedule): ScheduleRecord {
