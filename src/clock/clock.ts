@@ -61,6 +61,11 @@ export class ManualClock implements Clock {
 
   after(ms: number, fn: () => void): Timer {
     const p: Pending = { due: this.current + Math.max(0, ms), seq: this.seq++, fn, cancelled: false };
+    if (ms <= 0) {
+      // Due now: it fires on its own, as a system timer of 0 would, without waiting for a move.
+      setImmediate(() => { if (!p.cancelled) fn(); });
+      return { cancel: () => { p.cancelled = true; } };
+    }
     this.pending.push(p);
     return { cancel: () => { p.cancelled = true; } };
   }

@@ -23,3 +23,16 @@ test('the manual clock never moves backwards', () => {
   const clock = new ManualClock(5_000);
   assert.equal(clock.set(4_000), 5_000);
 });
+
+test('a manual timer due now fires on its own, without a clock move', async () => {
+  const clock = new ManualClock(1_000);
+  const fired: string[] = [];
+  clock.after(0, () => fired.push('now'));
+  const cancelled = clock.after(0, () => fired.push('cancelled'));
+  cancelled.cancel();
+  clock.after(10, () => fired.push('later'));
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(fired, ['now']);
+  clock.advance(10);
+  assert.deepEqual(fired, ['now', 'later']);
+});
