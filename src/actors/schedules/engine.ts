@@ -128,7 +128,8 @@ export class Engine {
         .filter((s) => { const f = s.inFlight as unknown as Flight; return f.node === this.o.node && f.phase === 'calling'; });
       for (const s of mine) {
         await this.o.store.em().nativeUpdate(Schedule, { id: s.id, version: s.version }, {
-          version: s.version + 1, inFlight: { ...(s.inFlight as unknown as Flight), leaseUntil: now, handedOver: true } as unknown as Record<string, unknown>, updatedAt: now,
+          version: s.version + 1, // Ended for every node, whatever its clock says: the next to look sends it again.
+          inFlight: { ...(s.inFlight as unknown as Flight), leaseUntil: 0, handedOver: true } as unknown as Record<string, unknown>, updatedAt: now,
         });
       }
       if (mine.length > 0) {
@@ -165,16 +166,18 @@ export class Engine {
     const due = await em.find(Schedule, { paused: false, finished: false, inFlight: null, nextRunAt: { $lte: now } }, { orderBy: { nextRunAt: 'asc' }, limit: BATCH });
     for (const s of due) await this.#take(s, now);
     await this.#expireLeases(now);
-    await this.#arm(now);
+    await this.#arm();
   }
 
   /** Sleeps until the earliest owed turn or lease end; the backstop covers what this misses. */
-  async #arm(now: number): Promise<void> {
+  async #arm(): Promise<void> {
     const em = this.o.store.em();
     const [next] = await em.find(Schedule, { paused: false, finished: false, inFlight: null, nextRunAt: { $ne: null } }, { orderBy: { nextRunAt: 'asc' }, limit: 1, fields: ['nextRunAt'] });
     const leases = await em.find(Schedule, { inFlight: { $ne: null } }, { fields: ['inFlight'] });
     const ends = leases.map((s) => (s.inFlight as unknown as Flight).leaseUntil);
     const wakeAt = Math.min(next?.nextRunAt ?? Number.POSITIVE_INFINITY, ...ends);
+    // Read the clock after the queries: it may have moved meanwhile (a test clock moves in jumps).
+    const now = this.o.clock.now();
     this.#timer?.cancel();
     if (Number.isFinite(wakeAt)) this.#timer = this.o.clock.after(Math.max(0, wakeAt - now), () => this.wake());
   }
