@@ -58,6 +58,11 @@ function writeHeaders(res: uWS.HttpResponse, headers: OutgoingHeaders): void {
   }
 }
 
+/** The door's own view of an exchange: it alone flips `aborted` and `responded`. */
+type MutableExchange = { -readonly [K in keyof Exchange]: Exchange[K] };
+
+async function* noBody(): AsyncGenerator<Uint8Array> {}
+
 export function openUwsDoor(opts: DoorOptions): Door {
   let inFlight = 0;
   let draining = false;
@@ -80,29 +85,33 @@ export function openUwsDoor(opts: DoorOptions): Door {
       headers[k] = prev === undefined ? v : `${prev}${k === 'cookie' ? '; ' : ', '}${v}`;
     });
     const abortHandlers: Array<() => void> = [];
-    let aborted = false;
-    let responded = false;
     let headSent = false;
     // After onAborted or a completed end() the uWS response object is dead: touching it throws
     // from inside uWS. Body chunks may still arrive after an early answer (a refused upload), so
     // flow control checks first.
-    const alive = () => !aborted && !responded;
-    const queue = new BodyQueue(() => { if (alive()) res.pause(); }, () => { if (alive()) res.resume(); });
+    const alive = () => !ex.aborted && !ex.responded;
+    // Without Content-Length or Transfer-Encoding a request has no body (RFC 9112 6.3): no queue
+    // and no onData, which uWS would call once with an empty buffer (a copy and closures per request).
+    const length = headers['content-length'];
+    const bodyless = headers['transfer-encoding'] === undefined && (length === undefined || length === '0');
+    const queue = bodyless ? undefined : new BodyQueue(() => { if (alive()) res.pause(); }, () => { if (alive()) res.resume(); });
 
     res.onAborted(() => {
-      aborted = true;
-      queue.fail(new Error('the client closed the connection'));
+      ex.aborted = true;
+      queue?.fail(new Error('the client closed the connection'));
       finish();
       for (const fn of abortHandlers.splice(0)) fn();
     });
-    res.onData((ab, last) => {
-      // The ArrayBuffer is only valid inside this callback: copy it.
-      queue.push(new Uint8Array(ab.slice(0)), last);
-    });
+    if (queue) {
+      res.onData((ab, last) => {
+        // The ArrayBuffer is only valid inside this callback: copy it.
+        queue.push(new Uint8Array(ab.slice(0)), last);
+      });
+    }
 
     const closeHeader = () => (draining ? { connection: 'close' } : undefined);
 
-    const ex: Exchange = {
+    const ex: MutableExchange = {
       plane: opts.plane,
       method: req.getCaseSensitiveMethod().toUpperCase(),
       path: req.getUrl(),
@@ -111,10 +120,12 @@ export function openUwsDoor(opts: DoorOptions): Door {
       remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
       secure: false,
       receivedAt: opts.clock.now(),
-      get aborted() { return aborted; },
-      get responded() { return responded; },
+      // Data properties, not getters: a getter pair per request gives each exchange its own
+      // hidden class and keeps its closures alive across young-generation GCs.
+      aborted: false,
+      responded: false,
       onAbort(fn) {
-        if (aborted) fn();
+        if (ex.aborted) fn();
         else abortHandlers.push(fn);
       },
       async readBody(limit) {
@@ -122,6 +133,7 @@ export function openUwsDoor(opts: DoorOptions): Door {
         if (declared > limit) throw new GatewayError('body.too-large', `The request body may be at most ${limit} bytes.`);
         const parts: Uint8Array[] = [];
         let size = 0;
+        if (!queue) return Buffer.alloc(0);
         for await (const chunk of queue.stream()) {
           size += chunk.byteLength;
           if (size > limit) throw new GatewayError('body.too-large', `The request body may be at most ${limit} bytes.`);
@@ -129,10 +141,10 @@ export function openUwsDoor(opts: DoorOptions): Door {
         }
         return Buffer.concat(parts);
       },
-      bodyStream: () => queue.stream(),
+      bodyStream: () => (queue ? queue.stream() : noBody()),
       send(status, hdrs, body) {
-        if (aborted || responded) return;
-        responded = true;
+        if (ex.aborted || ex.responded) return;
+        ex.responded = true;
         res.cork(() => {
           res.writeStatus(statusLine(status));
           writeHeaders(res, hdrs);
@@ -149,7 +161,7 @@ export function openUwsDoor(opts: DoorOptions): Door {
         finish();
       },
       writeHead(status, hdrs) {
-        if (aborted || responded || headSent) return;
+        if (ex.aborted || ex.responded || headSent) return;
         headSent = true;
         res.cork(() => {
           res.writeStatus(statusLine(status));
@@ -159,13 +171,13 @@ export function openUwsDoor(opts: DoorOptions): Door {
         });
       },
       write(chunk) {
-        if (aborted || responded) return true;
+        if (ex.aborted || ex.responded) return true;
         let ok = true;
         res.cork(() => { ok = res.write(chunk); });
         return ok;
       },
       drained() {
-        if (aborted || responded) return Promise.resolve();
+        if (ex.aborted || ex.responded) return Promise.resolve();
         return new Promise<void>((resolve) => {
           let done = false;
           const finishWait = () => { if (!done) { done = true; resolve(); } };
@@ -174,22 +186,28 @@ export function openUwsDoor(opts: DoorOptions): Door {
         });
       },
       end(chunk) {
-        if (aborted || responded) return;
-        responded = true;
+        if (ex.aborted || ex.responded) return;
+        ex.responded = true;
         res.cork(() => res.end(chunk ?? '', draining));
         finish();
       },
       abort() {
-        if (aborted || responded) return;
-        responded = true;
+        if (ex.aborted || ex.responded) return;
+        ex.responded = true;
         res.close();
         finish();
       },
     };
 
-    Promise.resolve()
-      .then(() => opts.handler(ex))
-      .catch((err: unknown) => opts.onError(err, ex));
+    // Called at once, not from a microtask: what the handler needs from req was copied above.
+    let pending: void | Promise<void>;
+    try {
+      pending = opts.handler(ex);
+    } catch (err) {
+      opts.onError(err, ex);
+      return;
+    }
+    if (pending) pending.catch((err: unknown) => opts.onError(err, ex));
   });
 
   let listenSocket: uWS.us_listen_socket | false = false;
