@@ -5,7 +5,9 @@
 //   upstream   nginx "return 200" + small JSON (upstream.conf.template), 1 worker, pinned on LOAD_CPU
 //   nginx      nginx reverse proxy (nginx-proxy.conf.template), 1 worker, keep-alive pool to the upstream, PROXY_CPU
 //   bare-uws   bare-uws-proxy.mjs (uWS + undici Pool), PROXY_CPU
-//   meerkat    only when MEERKAT_CMD is set: `sh -c "$MEERKAT_CMD"`, PROXY_CPU (gets BENCH_UPSTREAM / BENCH_PORT)
+//   meerkat    the gateway: `sh -c "$MEERKAT_CMD"` [default: start-meerkat.mjs, which runs dist/src/cli.js with a
+//              protected route], PROXY_CPU (gets BENCH_UPSTREAM / BENCH_PORT); its `BENCH_HEADER Name: value` stdout
+//              lines are added to the request headers (the bearer token). In TARGETS by default when dist/ is built.
 //   direct     only when listed in TARGETS: wrk straight at the upstream (ceiling of this box, no proxy)
 // and drives each target with `wrk -t1 -cN -dS --latency` (pinned on LOAD_CPU, with the upstream), targets
 // alternating within each round. Prints medians over rounds, ratios vs nginx and vs bare-uws, and every run.
@@ -66,6 +68,7 @@ const cfg = {
   nginxBin: env.NGINX_BIN || ['/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/local/nginx/sbin/nginx'].find((p) => fs.existsSync(p)) || 'nginx',
   wrkBin: env.WRK_BIN || 'wrk',
   meerkatCmd: env.MEERKAT_CMD || '',
+  meerkatCmdDefault: false, // true when meerkatCmd is the built-in start-meerkat.mjs
   meerkatUrl: env.MEERKAT_URL || 'http://127.0.0.1:{BENCH_PORT}/bench/',
   meerkatHeaders: (env.MEERKAT_HEADERS || '').split(/\r?\n|\\n/).map((s) => s.trim()).filter(Boolean),
   meerkatReady: num('MEERKAT_READY_TIMEOUT', 30, 1),
@@ -73,10 +76,18 @@ const cfg = {
 if (cfg.conns < cfg.threads) die('CONNS must be >= THREADS');
 for (const h of cfg.meerkatHeaders) if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+:/.test(h)) die(`MEERKAT_HEADERS: "${h}" is not "Name: value"`);
 const ALL = ['direct', 'nginx', 'bare-uws', 'meerkat'];
-const targets = (env.TARGETS || `nginx,bare-uws${cfg.meerkatCmd ? ',meerkat' : ''}`).split(',').map((s) => s.trim()).filter(Boolean);
+// The gateway's compiled CLI: with it (and no MEERKAT_CMD), meerkat is benchmarked by default through start-meerkat.mjs.
+const GATEWAY_CLI = path.join(REPO, 'dist', 'src', 'cli.js');
+const built = fs.existsSync(GATEWAY_CLI);
+const targets = (env.TARGETS || `nginx,bare-uws${cfg.meerkatCmd || built ? ',meerkat' : ''}`).split(',').map((s) => s.trim()).filter(Boolean);
 for (const t of targets) if (!ALL.includes(t)) die(`TARGETS: unknown target "${t}" (known: ${ALL.join(', ')})`);
 if (new Set(targets).size !== targets.length || !targets.length) die('TARGETS: list each target once');
-if (targets.includes('meerkat') && !cfg.meerkatCmd) die('TARGETS has meerkat but MEERKAT_CMD is not set');
+if (!env.TARGETS && !cfg.meerkatCmd && !built) log(`meerkat skipped: ${path.relative(REPO, GATEWAY_CLI)} is missing (run npm run build first, or set MEERKAT_CMD)`);
+if (targets.includes('meerkat') && !cfg.meerkatCmd) {
+  if (!built) die(`TARGETS has meerkat but ${path.relative(REPO, GATEWAY_CLI)} is missing: run npm run build first (or set MEERKAT_CMD)`);
+  cfg.meerkatCmd = `exec ${JSON.stringify(process.execPath)} bench/proxy/start-meerkat.mjs`;
+  cfg.meerkatCmdDefault = true;
+}
 if (cfg.meerkatCmd) assertLoopback(cfg.meerkatUrl.replaceAll('{BENCH_PORT}', '1').replaceAll('${BENCH_PORT}', '1'), 'MEERKAT_URL');
 if (cfg.pin && NCPU < 2) { log(`only ${NCPU} CPU: pinning disabled`); cfg.pin = false; }
 if (cfg.pin && (cfg.proxyCpu >= NCPU || cfg.loadCpu >= NCPU || cfg.proxyCpu === cfg.loadCpu)) die(`PROXY_CPU/LOAD_CPU must be two different CPUs < ${NCPU}`);
@@ -163,14 +174,17 @@ function assertLoopback(url, what) { // hoisted: also used while reading the con
   if (u.protocol !== 'http:' || !['127.0.0.1', 'localhost'].includes(u.hostname)) die(`${what}: only http://127.0.0.1 is allowed (got ${url})`);
   return u;
 }
-// GET url until it answers `status` (or the process dies / time runs out); returns { status, body }.
+// GET url until it answers 200 (or the process dies / time runs out); returns { status, body }.
+// headers: an object, or a function returning one, called before every attempt (headers a command prints late).
 async function waitHttp(name, proc, url, { timeoutS = 10, headers = {} } = {}) {
   const until = Date.now() + timeoutS * 1000;
   let last = 'no answer';
   while (Date.now() < until) {
     if (proc && proc.exited) die(`${name} exited (${proc.code}) before it answered. Log:\n${tail(proc.logFile)}`);
+    const h = typeof headers === 'function' ? headers() : headers;
+    if (h === null) { await sleep(100); continue; } // not ready to ask yet
     try {
-      const r = await fetch(url, { headers, signal: AbortSignal.timeout(2000) });
+      const r = await fetch(url, { headers: h, signal: AbortSignal.timeout(2000) });
       const body = await r.text();
       if (r.status === 200) return { status: r.status, body };
       last = `HTTP ${r.status}: ${body.slice(0, 200)}`;
@@ -189,6 +203,22 @@ async function waitLine(proc, re, timeoutS = 10) {
   }
   die(`${proc.name} did not start (${proc.exited ? `exited ${proc.code}` : 'timeout'}). Log:\n${tail(proc.logFile)}`);
 }
+// `BENCH_HEADER Name: value` lines the meerkat command printed so far (its stdout is in its log file).
+const HEADER_RE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+:/;
+function benchHeaders(proc) {
+  const text = fs.existsSync(proc.logFile) ? fs.readFileSync(proc.logFile, 'utf8') : '';
+  const out = [...text.matchAll(/^BENCH_HEADER (.*)$/gm)].map((m) => m[1].trim()).filter(Boolean);
+  for (const h of out) if (!HEADER_RE.test(h)) die(`${proc.name}: "BENCH_HEADER ${h}" is not "BENCH_HEADER Name: value"`);
+  return out;
+}
+// Merged header lines: a later line replaces an earlier one of the same name (case-insensitive).
+const headerName = (h) => h.slice(0, h.indexOf(':')).trim().toLowerCase();
+function mergeHeaders(...lists) {
+  const by = new Map();
+  for (const h of lists.flat()) by.set(headerName(h), h);
+  return [...by.values()];
+}
+const headerObject = (lines) => Object.fromEntries(lines.map((h) => [h.slice(0, h.indexOf(':')).trim(), h.slice(h.indexOf(':') + 1).trim()]));
 // version(cmd, args, re): first match of re in the command's stdout+stderr; null if the command cannot run.
 const version = (cmd, args, re) => {
   const r = spawnSync(cmd, args, { encoding: 'utf8', timeout: 5000 });
@@ -291,6 +321,20 @@ async function main() {
   if (!wrkV) die(`wrk not found (${cfg.wrkBin}): apt-get install -y wrk, or set WRK_BIN`);
   if (cfg.pin && !version('taskset', ['-V'], /(\d[\d.]*)/)) die('taskset not found (util-linux); or run with PIN=0');
 
+  if (targets.includes('meerkat') && cfg.meerkatCmdDefault) {
+    // A stale build would benchmark old code: say so (the run goes on).
+    const newest = (dir) => {
+      let m = 0;
+      for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+        const p = path.join(dir, e.name);
+        m = Math.max(m, e.isDirectory() ? newest(p) : e.name.endsWith('.ts') ? fs.statSync(p).mtimeMs : 0);
+      }
+      return m;
+    };
+    try {
+      if (newest(path.join(REPO, 'src')) > fs.statSync(GATEWAY_CLI).mtimeMs) log('WARNING: some src/ file is newer than dist/: meerkat runs the last build (npm run build to refresh it)');
+    } catch {}
+  }
   const [upPort, ngxPort, meerkatPort] = await freePorts(3);
   const upstreamUrl = `http://127.0.0.1:${upPort}/`;
 
@@ -325,8 +369,19 @@ async function main() {
   for (const t of targets) {
     if (t === 'direct') continue;
     const T = TGT[t];
-    const hdrs = Object.fromEntries(T.headers.map((h) => [h.slice(0, h.indexOf(':')).trim(), h.slice(h.indexOf(':') + 1).trim()]));
+    // meerkat: MEERKAT_HEADERS plus the command's BENCH_HEADER lines (which win on the same name), re-read on every
+    // attempt; the built-in start-meerkat.mjs always prints one (the token), so wait for it before asking.
+    const hdrs = t !== 'meerkat' ? headerObject(T.headers) : () => {
+      const printed = benchHeaders(T.proc);
+      if (cfg.meerkatCmdDefault && !printed.length) return null;
+      return headerObject(mergeHeaders(T.headers, printed));
+    };
     const r = await waitHttp(t, T.proc, T.url, { timeoutS: t === 'meerkat' ? cfg.meerkatReady : 10, headers: hdrs });
+    if (t === 'meerkat') {
+      const printed = benchHeaders(T.proc);
+      T.headers = mergeHeaders(T.headers, printed);
+      if (printed.length) log(`meerkat: headers from the command: ${printed.map(headerName).join(', ')} (values not shown)`);
+    }
     if (r.body !== expected) {
       if (t === 'meerkat') log(`WARNING: meerkat answered 200 with a body different from the upstream's: ${JSON.stringify(r.body.slice(0, 200))}`);
       else die(`${t}: body differs from the upstream's: ${JSON.stringify(r.body.slice(0, 200))}`);
@@ -399,6 +454,15 @@ function table(header, rows) {
   const line = (r) => r.map((c, i) => (i === 0 ? String(c).padEnd(w[i]) : String(c).padStart(w[i]))).join('  ');
   return [line(header), ...rows.map(line)].join('\n');
 }
+// What the built-in command runs: dist/ build time and the checkout's commit (read-only git calls).
+function meerkatBuild() {
+  const git = (...a) => spawnSync('git', ['-C', REPO, ...a], { encoding: 'utf8', timeout: 5000 });
+  const sha = git('rev-parse', '--short', 'HEAD').stdout?.trim();
+  const dirty = git('status', '--porcelain', '--', 'src').stdout?.trim();
+  let builtAt = '?';
+  try { builtAt = fs.statSync(GATEWAY_CLI).mtime.toISOString(); } catch {}
+  return `dist/ built ${builtAt}${sha ? `, git ${sha}${dirty ? ' + uncommitted changes in src/' : ''}` : ''}`;
+}
 function report(runs, { wrkV, expected }) {
   const med = {};
   for (const t of targets) {
@@ -414,6 +478,7 @@ function report(runs, { wrkV, expected }) {
   out.push(`versions: nginx ${version(cfg.nginxBin, ['-v'], /nginx\/(\S+)/)}, wrk ${wrkV}, node ${process.version}, undici ${pkgVersion('undici')}, uws-pack ${pkgVersion('uWebSockets.js')}`);
   out.push(`load: wrk -t${cfg.threads} -c${cfg.conns} -d${cfg.duration}s --latency, ${cfg.rounds} round(s), warm-up ${cfg.warmup}s (node targets ${cfg.warmupNode}s); `
     + (cfg.pin ? `proxy on cpu ${cfg.proxyCpu}, upstream + wrk on cpu ${cfg.loadCpu}` : 'no pinning'));
+  if (targets.includes('meerkat')) out.push(`meerkat: ${cfg.meerkatCmd}${cfg.meerkatCmdDefault ? ` (${meerkatBuild()})` : ''}`);
   out.push(`upstream: nginx return 200, ${Buffer.byteLength(expected)}-byte JSON; proxies: 1 process / 1 nginx worker, ${cfg.pool} upstream keep-alive connections`);
   out.push('');
   out.push(`== median over ${cfg.rounds} round(s) ==`);
