@@ -93,25 +93,33 @@ if (TEST_DATABASE === 'postgres') {
   });
 }
 
+/**
+ * Two gateway processes on a fresh database, an upstream that holds every answer until released,
+ * a protected route both nodes know, and a schedules token.
+ */
+async function twoNodes() {
+  const db = await createTestDatabase();
+  const held: Array<() => void> = [];
+  const up = await startUpstream((_req, res) => { held.push(() => { res.writeHead(200); res.end('ok'); }); });
+  const env = loopbackEnv({
+    GATEWAY_DATA_DIR: db.dataDir, GATEWAY_DATABASE_URL: db.databaseUrl!, GATEWAY_CLOCK: 'manual',
+    GATEWAY_VAULT_KEY: randomBytes(32).toString('base64'),
+  });
+  const nodes: GatewayProcess[] = [];
+  nodes.push(await startProcess({ ...env, GATEWAY_NODE_NAME: 'node-a' }));
+  nodes.push(await startProcess({ ...env, GATEWAY_NODE_NAME: 'node-b' }));
+  const root = await signInAdmin(nodes[0]!.urls.control!);
+  await root.put('/api/roles/jobs', {});
+  await root.put('/api/routes/billing', { upstream: up.origin, paths: ['/billing'], rule: { roles: ['jobs'] } });
+  const token = (await root.post('/api/tokens', { name: 'svc', kind: 'schedules', routes: ['billing'], roles: ['jobs'] })).json.token as string;
+  for (const node of nodes) await knowsRoute(node, '/billing/x');
+  return { db, held, up, nodes, auth: { authorization: `Bearer ${token}` } };
+}
+
 if (TEST_DATABASE === 'postgres') {
   test('SIGTERM hands a call in flight over: another node sends it again at once, same run id, attempt 2', async () => {
-    const db = await createTestDatabase();
-    const held: Array<() => void> = [];
-    const up = await startUpstream((_req, res) => { held.push(() => { res.writeHead(200); res.end('ok'); }); });
-    const nodes: GatewayProcess[] = [];
+    const { db, held, up, nodes, auth } = await twoNodes();
     try {
-      const env = loopbackEnv({
-        GATEWAY_DATA_DIR: db.dataDir, GATEWAY_DATABASE_URL: db.databaseUrl!, GATEWAY_CLOCK: 'manual',
-        GATEWAY_VAULT_KEY: randomBytes(32).toString('base64'),
-      });
-      nodes.push(await startProcess({ ...env, GATEWAY_NODE_NAME: 'node-a' }));
-      nodes.push(await startProcess({ ...env, GATEWAY_NODE_NAME: 'node-b' }));
-      const root = await signInAdmin(nodes[0]!.urls.control!);
-      await root.put('/api/roles/jobs', {});
-      await root.put('/api/routes/billing', { upstream: up.origin, paths: ['/billing'], rule: { roles: ['jobs'] } });
-      const token = (await root.post('/api/tokens', { name: 'svc', kind: 'schedules', routes: ['billing'], roles: ['jobs'] })).json.token as string;
-      for (const node of nodes) await knowsRoute(node, '/billing/x');
-      const auth = { authorization: `Bearer ${token}` };
       const s = (await call(`${nodes[0]!.urls.internal}/api/schedules`, { method: 'POST', headers: auth, body: { routeId: 'billing', path: '/billing/hand-over', every: 'PT1M', roles: ['jobs'] } })).json;
       await advanceAll(nodes, 61);
       for (let i = 0; i < 200 && up.requests.length < 1; i++) await new Promise((r) => setTimeout(r, 25));
@@ -151,23 +159,8 @@ if (TEST_DATABASE === 'postgres') {
   });
 
   test('SIGKILL: the dead node\'s call is sent again when its lease runs out (five minutes)', async () => {
-    const db = await createTestDatabase();
-    const held: Array<() => void> = [];
-    const up = await startUpstream((_req, res) => { held.push(() => { res.writeHead(200); res.end('ok'); }); });
-    const nodes: GatewayProcess[] = [];
+    const { db, held, up, nodes, auth } = await twoNodes();
     try {
-      const env = loopbackEnv({
-        GATEWAY_DATA_DIR: db.dataDir, GATEWAY_DATABASE_URL: db.databaseUrl!, GATEWAY_CLOCK: 'manual',
-        GATEWAY_VAULT_KEY: randomBytes(32).toString('base64'),
-      });
-      nodes.push(await startProcess({ ...env, GATEWAY_NODE_NAME: 'node-a' }));
-      nodes.push(await startProcess({ ...env, GATEWAY_NODE_NAME: 'node-b' }));
-      const root = await signInAdmin(nodes[0]!.urls.control!);
-      await root.put('/api/roles/jobs', {});
-      await root.put('/api/routes/billing', { upstream: up.origin, paths: ['/billing'], rule: { roles: ['jobs'] } });
-      const token = (await root.post('/api/tokens', { name: 'svc', kind: 'schedules', routes: ['billing'], roles: ['jobs'] })).json.token as string;
-      for (const node of nodes) await knowsRoute(node, '/billing/x');
-      const auth = { authorization: `Bearer ${token}` };
       const s = (await call(`${nodes[0]!.urls.internal}/api/schedules`, { method: 'POST', headers: auth, body: { routeId: 'billing', path: '/billing/kill', every: 'PT1H', roles: ['jobs'] } })).json;
       await advanceAll(nodes, 3601);
       for (let i = 0; i < 200 && up.requests.length < 1; i++) await new Promise((r) => setTimeout(r, 25));
