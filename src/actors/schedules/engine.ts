@@ -42,6 +42,8 @@ export interface Flight {
   readonly cause?: 'replay' | 'deferred' | null;
   /** Earlier attempts of this turn (retries), written with its record. */
   readonly attempts?: readonly Attempt[];
+  /** Set by a stopping node: the lease ended for everyone, whatever their clocks say. */
+  readonly handedOver?: boolean;
 }
 
 export interface Attempt {
@@ -129,7 +131,7 @@ export class Engine {
       for (const s of mine) {
         await this.o.store.em().nativeUpdate(Schedule, { id: s.id, version: s.version }, {
           version: s.version + 1, // Ended for every node, whatever its clock says: the next to look sends it again.
-          inFlight: { ...(s.inFlight as unknown as Flight), leaseUntil: 0, handedOver: true } as unknown as Record<string, unknown>, updatedAt: now,
+          inFlight: { ...(s.inFlight as unknown as Flight), leaseUntil: 0, handedOver: true } satisfies Flight as unknown as Record<string, unknown>, updatedAt: now,
         });
       }
       if (mine.length > 0) {
@@ -165,17 +167,14 @@ export class Engine {
     const em = this.o.store.em();
     const due = await em.find(Schedule, { paused: false, finished: false, inFlight: null, nextRunAt: { $lte: now } }, { orderBy: { nextRunAt: 'asc' }, limit: BATCH });
     for (const s of due) await this.#take(s, now);
-    await this.#expireLeases(now);
-    await this.#arm();
+    await this.#arm(await this.#expireLeases(now));
   }
 
   /** Sleeps until the earliest owed turn or lease end; the backstop covers what this misses. */
-  async #arm(): Promise<void> {
+  async #arm(leaseEnds: readonly number[]): Promise<void> {
     const em = this.o.store.em();
     const [next] = await em.find(Schedule, { paused: false, finished: false, inFlight: null, nextRunAt: { $ne: null } }, { orderBy: { nextRunAt: 'asc' }, limit: 1, fields: ['nextRunAt'] });
-    const leases = await em.find(Schedule, { inFlight: { $ne: null } }, { fields: ['inFlight'] });
-    const ends = leases.map((s) => (s.inFlight as unknown as Flight).leaseUntil);
-    const wakeAt = Math.min(next?.nextRunAt ?? Number.POSITIVE_INFINITY, ...ends);
+    const wakeAt = Math.min(next?.nextRunAt ?? Number.POSITIVE_INFINITY, ...leaseEnds);
     // Read the clock after the queries: it may have moved meanwhile (a test clock moves in jumps).
     const now = this.o.clock.now();
     this.#timer?.cancel();
@@ -295,11 +294,16 @@ export class Engine {
    * again. A call whose gateway died before the answer is sent again, same run id, attempt + 1,
    * while attempts stay under three and the turn within catchUp.
    */
-  async #expireLeases(now: number): Promise<void> {
+  async #expireLeases(now: number): Promise<number[]> {
     const flying = await this.o.store.em().find(Schedule, { inFlight: { $ne: null } });
+    /** Leases still running after this pass: the engine wakes when the first one ends. */
+    const ends: number[] = [];
     for (const s of flying) {
       const f = s.inFlight as unknown as Flight;
-      if (f.leaseUntil > now) continue;
+      if (f.leaseUntil > now) {
+        ends.push(f.leaseUntil);
+        continue;
+      }
       if (f.phase === 'accepted') {
         await this.#close(s.id, f, { state: 'lost', status: 202, detail: 'Accepted (202), then no report for five minutes: closed as lost, not sent again.' }, now, true);
         continue;
@@ -309,10 +313,14 @@ export class Engine {
         await this.#close(s.id, f, { state: 'failed', status: null, detail: `The gateway making attempt ${f.attempt} stopped before the answer, and ${f.attempt >= MAX_ATTEMPTS ? `${MAX_ATTEMPTS} attempts were made` : 'the turn is past catchUp'}: not sent again.` }, now, true);
         continue;
       }
-      const again: Flight = { ...f, attempt: f.attempt + 1, phase: 'calling', startedAt: now, node: this.o.node, leaseUntil: now + LEASE_MS };
+      const again: Flight = { ...f, attempt: f.attempt + 1, phase: 'calling', startedAt: now, node: this.o.node, leaseUntil: now + LEASE_MS, handedOver: false };
       const won = await this.o.store.em().nativeUpdate(Schedule, { id: s.id, version: s.version }, { version: s.version + 1, inFlight: again as unknown as Record<string, unknown>, updatedAt: now });
-      if (won === 1) this.o.emit({ type: 'call', call: await this.#callOf(s, again) });
+      if (won === 1) {
+        ends.push(again.leaseUntil);
+        this.o.emit({ type: 'call', call: await this.#callOf(s, again) });
+      }
     }
+    return ends;
   }
 
   record(scheduleId: string, f: Flight, end: Ending, now: number) {

@@ -13,14 +13,16 @@ export interface WriteDeps {
 
 /**
  * One configuration write: its rows and the change row that tells every node, in one
- * transaction (a refusal thrown inside leaves nothing), then the fresh snapshot.
+ * transaction (a refusal thrown inside leaves nothing), then the fresh snapshot. A write that
+ * returns `false` changed nothing, so it neither records a change nor republishes.
  */
 export async function write<T>(deps: WriteDeps, kind: string, fn: (em: EntityManager) => Promise<T>): Promise<T> {
   const result = await deps.store.em().transactional(async (em) => {
     const out = await fn(em);
-    em.create(Change, { kind, at: deps.now() });
+    // `false` is a write that found nothing to change (an unknown id): no node needs to reload.
+    if (out !== false) em.create(Change, { kind, at: deps.now() });
     return out;
   });
-  await deps.publish();
+  if (result !== false) await deps.publish();
   return result;
 }
