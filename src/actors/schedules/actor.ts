@@ -6,7 +6,7 @@ import { GatewayError, invalidField } from '../../http/errors.ts';
 import { newId } from '../../core/secrets.ts';
 import { matcher } from '../../core/schedules/filters.ts';
 import { nextRunAt } from '../../core/schedules/next-run.ts';
-import type { Owner, ScheduleWrite, SchedulesCalls, SchedulesEvent, SchedulesInit } from './messages.ts';
+import type { Owner, ScheduleRecord, ScheduleWrite, SchedulesCalls, SchedulesEvent, SchedulesInit } from './messages.ts';
 import { Engine, type Flight } from './engine.ts';
 import { runRecord, scheduleRecord } from './records.ts';
 
@@ -31,6 +31,7 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
     body: input.body === null ? null : { value: input.body }, contentType: input.contentType, metadata: input.metadata,
     overlap: input.overlap, catchUpS: input.catchUpS, timeoutMs: input.timeoutMs, organisation: input.organisation,
   });
+  const changed = (schedule: ScheduleRecord) => ctx.emit({ type: 'feed', event: { type: 'schedule.changed', schedule } });
   /** One schedule within the caller's perimeter; another token's schedule does not exist for it. */
   const find = async (em: ReturnType<typeof store.em>, id: string, owner: Owner) =>
     em.findOne(Schedule, owner === null ? { id } : { id, tokenId: owner });
@@ -46,6 +47,9 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
       s.updatedAt = now();
       await tx.flush();
       return scheduleRecord(s);
+    }).then((record) => {
+      if (record) changed(record);
+      return record;
     });
   };
   /** A write that may change the next owed turn: the engine looks again. */
@@ -69,7 +73,9 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
         rearm(s);
         await em.flush();
         engine.wake();
-        return scheduleRecord(s);
+        const record = scheduleRecord(s);
+        changed(record);
+        return record;
       },
       'schedule.get': async ({ id, owner }) => {
         const s = await find(store.em(), id, owner);
@@ -87,14 +93,18 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
         s.deferrals = 0;
         rearm(s);
       })),
-      'schedule.delete': async ({ id, owner }) => store.em().transactional(async (tx) => {
-        const s = await find(tx, id, owner);
-        if (!s) return false;
-        await tx.nativeDelete(ScheduleRun, { scheduleId: id });
-        tx.remove(s);
-        await tx.flush();
-        return true;
-      }),
+      'schedule.delete': async ({ id, owner }) => {
+        const deleted = await store.em().transactional(async (tx) => {
+          const s = await find(tx, id, owner);
+          if (!s) return false;
+          await tx.nativeDelete(ScheduleRun, { scheduleId: id });
+          tx.remove(s);
+          await tx.flush();
+          return true;
+        });
+        if (deleted) ctx.emit({ type: 'feed', event: { type: 'schedule.deleted', scheduleId: id } });
+        return deleted;
+      },
       'schedule.pause': ({ id, owner }) => change(id, owner, (s) => {
         s.paused = true;
         rearm(s);

@@ -21,6 +21,9 @@ import { vaultScope } from '../../core/vault/vault-input.ts';
 import { clampDeferral, judge, MAX_ATTEMPTS, MAX_DEFERRALS } from '../../core/schedules/outcomes.ts';
 import type { CallOutcome, RunReport, ScheduledCall, SchedulesEvent } from './messages.ts';
 import { runRecord } from './records.ts';
+import type { FeedEvent } from './feed.ts';
+
+const seconds = (ms: number): number => Math.floor(ms / 1000);
 
 export const BACKSTOP_MS = 60_000;
 export const LEASE_MS = 5 * 60_000;
@@ -209,7 +212,20 @@ export class Engine {
       version: s.version + 1, inFlight: flight as unknown as Record<string, unknown>, runRequest: null, pendingTurn: null, nextRunAt: null, updatedAt: now,
     });
     if (won !== 1) return;
+    this.#started(s.id, flight);
     this.o.emit({ type: 'call', call: await this.#callOf(s, flight) });
+  }
+
+  #feed(event: FeedEvent): void {
+    this.o.emit({ type: 'feed', event });
+  }
+
+  #started(scheduleId: string, f: Flight, cause?: 'resent'): void {
+    this.#feed({
+      type: 'run.started', scheduleId, runId: f.runId, attempt: f.attempt, phase: 'calling',
+      scheduledFor: seconds(f.scheduledFor), startedAt: seconds(f.startedAt), node: f.node,
+      cause: cause ?? (f.cause === 'replay' || f.cause === 'deferred' ? f.cause : null),
+    });
   }
 
   /** The call as the schedule stands now (a replay sends the current payload). */
@@ -253,6 +269,7 @@ export class Engine {
         await this.o.store.em().nativeUpdate(Schedule, { id: s.id, version: s.version }, {
           version: s.version + 1, inFlight: { ...flight, phase: 'accepted', leaseUntil: now + LEASE_MS } as unknown as Record<string, unknown>, updatedAt: now,
         });
+        this.#feed({ type: 'run.advanced', scheduleId: s.id, runId: flight.runId, attempt: flight.attempt, phase: 'accepted' });
         this.wake();
         return;
       case 'retry': {
@@ -262,6 +279,7 @@ export class Engine {
         await this.o.store.em().nativeUpdate(Schedule, { id: s.id, version: s.version }, {
           version: s.version + 1, inFlight: null, pendingTurn: pending as unknown as Record<string, unknown>, nextRunAt: now + verdict.waitMs, updatedAt: now,
         });
+        this.#feed({ type: 'run.retrying', scheduleId: s.id, runId: flight.runId, attempt: flight.attempt, status: o.status, detail: o.detail, nextAttemptAt: seconds(now + verdict.waitMs) });
         this.wake();
         return;
       }
@@ -281,11 +299,13 @@ export class Engine {
     const now = this.o.clock.now();
     if (report.state === 'running') {
       s.inFlight = { ...flight, leaseUntil: now + LEASE_MS, progress: report.progress ?? null, detail: report.detail ?? null } as unknown as Record<string, unknown>;
+      this.#feed({ type: 'run.advanced', scheduleId: s.id, runId: flight.runId, attempt: flight.attempt, phase: 'accepted', progress: report.progress ?? null, detail: report.detail ?? null });
       return null;
     }
     const deferMs = report.state === 'failed' && report.retryInMs !== undefined ? clampDeferral(report.retryInMs) : undefined;
     const row = this.record(s.id, flight, { state: report.state, status: 202, detail: report.detail ?? (report.state === 'done' ? 'Accepted, then reported done.' : 'Accepted, then reported failed.') }, now);
     this.#settle(s, flight, row, now, true, deferMs);
+    this.#finished(s, row);
     return row;
   }
 
@@ -317,6 +337,7 @@ export class Engine {
       const won = await this.o.store.em().nativeUpdate(Schedule, { id: s.id, version: s.version }, { version: s.version + 1, inFlight: again as unknown as Record<string, unknown>, updatedAt: now });
       if (won === 1) {
         ends.push(again.leaseUntil);
+        this.#started(s.id, again, 'resent');
         this.o.emit({ type: 'call', call: await this.#callOf(s, again) });
       }
     }
@@ -358,18 +379,24 @@ export class Engine {
     s.lastRun = runRecord(row as unknown as ScheduleRun) as unknown as Record<string, unknown>;
   }
 
+  #finished(s: Schedule, row: ReturnType<Engine['record']>): void {
+    this.#feed({ type: 'run.finished', scheduleId: s.id, run: runRecord(row as unknown as ScheduleRun), nextRunAt: s.nextRunAt == null ? null : seconds(s.nextRunAt) });
+  }
+
   /** Writes the history row, clears the flight and arms the next turn, in one transaction. */
   async #close(id: string, f: Flight, end: Ending, now: number, ran: boolean, deferMs?: number): Promise<void> {
-    await this.o.store.em().transactional(async (tx) => {
+    const closed = await this.o.store.em().transactional(async (tx) => {
       const s = await tx.findOne(Schedule, { id });
-      if (!s) return;
+      if (!s) return null;
       const row = this.record(id, f, end, now);
       this.#settle(s, f, row, now, ran, deferMs);
       tx.create(ScheduleRun, row);
       s.version += 1;
       s.updatedAt = now;
       await tx.flush();
+      return { s, row };
     });
+    if (closed) this.#finished(closed.s, closed.row);
     this.wake();
   }
 }

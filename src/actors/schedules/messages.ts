@@ -6,6 +6,7 @@
 import type { StoreOptions } from '../../store/orm.ts';
 import type { ScheduleInput } from '../../core/schedules/schedule-input.ts';
 import type { Filter } from '../../core/schedules/filters.ts';
+import type { FeedEvent } from './feed.ts';
 
 /** What a write stores: the input without its parsed cadence (recomputed from the text). */
 export type ScheduleWrite = Omit<ScheduleInput, 'cadence'>;
@@ -124,7 +125,9 @@ export interface CallOutcome {
   readonly retryAfterS?: number;
 }
 
-export type SchedulesEvent = { readonly type: 'call'; readonly call: ScheduledCall };
+export type SchedulesEvent =
+  | { readonly type: 'call'; readonly call: ScheduledCall }
+  | { readonly type: 'feed'; readonly event: FeedEvent };
 
 export interface SchedulesInit {
   readonly store: StoreOptions;
