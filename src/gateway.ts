@@ -81,12 +81,12 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     const pools = new UpstreamPools();
     cleanups.push(() => pools.close());
     const schedules = new SchedulesClient({
-      store: storeOptions, log, clock, node: settings.nodeName, masterKey,
+      store: storeOptions, log, clock, node: settings.nodeName, masterKey, shards: settings.schedulerShards,
       makeCall: (call) => makeScheduledCall(config.view, pools, call, clock.now()),
     });
     cleanups.push(() => schedules.stop());
     await schedules.start();
-    const actors = [config.host, schedules.host];
+    const actors = [config.host, ...schedules.hosts];
     if (settings.configFile) {
       let applied: { created: number; updated: number };
       try {

@@ -1,6 +1,6 @@
 /**
  * The plain HTTP doors, on uWebSockets.js. This is the only module that imports it: everything
- * else sees an Exchange.
+ * else sees an Exchange, or for WebSocket routes a SocketRequest and a Socket (socket.ts).
  */
 import * as uWS from 'uWebSockets.js';
 import { STATUS_CODES } from 'node:http';
@@ -10,6 +10,8 @@ import { formatAddress } from '../settings/address.ts';
 import { BodyQueue } from './body-queue.ts';
 import { GatewayError } from './errors.ts';
 import type { Exchange, ExchangeHandler, OutgoingHeaders } from './exchange.ts';
+import { sendProblem } from './respond.ts';
+import { CLOSE, type Socket, type SocketRequest, type SocketRoute, type SocketSession } from './socket.ts';
 
 // Present at run time, missing from the package's types: without it SO_REUSEPORT lets a second
 // process bind the same port silently.
@@ -23,6 +25,8 @@ export interface DoorOptions {
   readonly handler: ExchangeHandler;
   /** Called when a handler throws past its own error handling. */
   readonly onError: (err: unknown, ex: Exchange) => void;
+  /** WebSocket routes: an upgrade request to one of these paths goes to its route, not to `handler`. */
+  readonly sockets?: readonly SocketRoute[];
 }
 
 export interface Door {
@@ -36,7 +40,7 @@ export interface Door {
   stopAccepting(): void;
   /** Resolves when no request is in flight, or after `timeoutMs`. */
   drain(timeoutMs: number): Promise<void>;
-  /** Closes every connection. */
+  /** Closes every connection; open WebSockets first get a 1001 close frame. */
   close(): void;
 }
 

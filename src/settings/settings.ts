@@ -28,6 +28,8 @@ export interface Settings {
   readonly otlpEndpoint: string | undefined;
   readonly nodeName: string;
   readonly drainTimeoutMs: number;
+  /** ScheduleActors on this node, each owning a share of the schedules (always 1 on SQLite). */
+  readonly schedulerShards: number;
   /** Warnings found while reading (a level typo falls back to info): logged once the logger exists. */
   readonly warnings: readonly string[];
 }
@@ -71,6 +73,7 @@ export const SETTINGS_DOC: ReadonlyArray<readonly [string, string, string]> = [
   ['GATEWAY_OTLP_ENDPOINT', '(unset)', 'OpenTelemetry collector (http or https URL) for the push modes'],
   ['GATEWAY_NODE_NAME', '(host name-pid)', 'this node\'s name in run records and logs'],
   ['GATEWAY_DRAIN_TIMEOUT', '30', 'seconds a stopping gateway waits for requests in flight before closing them'],
+  ['GATEWAY_SCHEDULER_SHARDS', '2', 'ScheduleActors (worker threads) firing schedules on this node, 1 to 16; on SQLite always 1 (writes serialise on the file)'],
 ];
 
 function address(env: Env, name: keyof typeof DEFAULTS): ListenAddress {
@@ -144,11 +147,12 @@ function httpUrl(env: Env, name: string): string | undefined {
   throw new SettingsError(name, `${name}="${raw}" is not an http:// or https:// URL.`);
 }
 
-function seconds(env: Env, name: string, fallback: number, max: number): number {
+
+function wholeNumber(env: Env, name: string, fallback: number, min: number, max: number, unit = ''): number {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
-  if (!/^\d+$/.test(raw.trim()) || Number(raw) > max) {
-    throw new SettingsError(name, `${name}="${raw}" must be a whole number of seconds from 0 to ${max}.`);
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < min || Number(raw) > max) {
+    throw new SettingsError(name, `${name}="${raw}" must be a whole number${unit ? ` of ${unit}` : ''} from ${min} to ${max}.`);
   }
   return Number(raw);
 }
@@ -193,13 +197,20 @@ export function loadSettings(env: Env = process.env): Settings {
     throw new SettingsError('GATEWAY_NODE_NAME', 'GATEWAY_NODE_NAME may hold letters, digits, ".", ":", "_" and "-" (at most 100).');
   }
 
+  const dbUrl = databaseUrl(env);
+  let schedulerShards = wholeNumber(env, 'GATEWAY_SCHEDULER_SHARDS', 2, 1, 16);
+  if (dbUrl === undefined && schedulerShards !== 1) {
+    if (env.GATEWAY_SCHEDULER_SHARDS?.trim()) warnings.push(`GATEWAY_SCHEDULER_SHARDS=${schedulerShards} applies to PostgreSQL; on the embedded SQLite file one ScheduleActor fires every schedule.`);
+    schedulerShards = 1;
+  }
+
   return Object.freeze({
     listen: Object.freeze(listen),
     listenTls: Object.freeze(listenTls),
     logLevel,
     logFormat: oneOf(env, 'GATEWAY_LOG_FORMAT', ['text', 'json'] as const, 'text'),
     dataDir: resolve(env.GATEWAY_DATA_DIR?.trim() || './data'),
-    databaseUrl: databaseUrl(env),
+    databaseUrl: dbUrl,
     rootPassword,
     vaultKey: vaultKey(env),
     edition: oneOf(env, 'GATEWAY_EDITION', ['community', 'licensed'] as const, 'community'),
@@ -207,7 +218,8 @@ export function loadSettings(env: Env = process.env): Settings {
     configFile: configFile(env),
     otlpEndpoint: httpUrl(env, 'GATEWAY_OTLP_ENDPOINT'),
     nodeName,
-    drainTimeoutMs: seconds(env, 'GATEWAY_DRAIN_TIMEOUT', 30, 3600) * 1000,
+    drainTimeoutMs: wholeNumber(env, 'GATEWAY_DRAIN_TIMEOUT', 30, 0, 3600, 'seconds') * 1000,
+    schedulerShards,
     warnings: Object.freeze(warnings),
   });
 }

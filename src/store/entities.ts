@@ -183,6 +183,8 @@ export const Schedule = defineEntity({
     pendingTurn: p.json<Record<string, unknown>>().nullable(),
     /** A run now or replay asked and not yet taken by the engine. */
     runRequest: p.json<{ at: number; replayOf: string | null; by: string }>().nullable(),
+    /** Which ScheduleActor fires it (actors/schedules/shards.ts); fixed at creation. */
+    bucket: p.integer().default(0),
     /** Bumped by every write and claim: the conditional UPDATE that takes a turn compares it. */
     version: p.integer().default(0),
     createdAt: p.bigint('number'),
@@ -213,4 +215,17 @@ export const ScheduleRun = defineEntity({
   }),
 });
 export type ScheduleRun = InferEntity<typeof ScheduleRun>;
-export const ENTITIES = [Account, Session, Token, Change, Route, Role, Organisation, VaultEntry, SigningKeyRow, Schedule, ScheduleRun];
+/** A setting root changes at run time (the history retention …), shared by every node. */
+export const SettingRow = defineEntity({
+  name: 'SettingRow',
+  tableName: 'settings',
+  properties: (p) => ({
+    key: p.string().primary(),
+    value: p.json<unknown>(),
+    updatedAt: p.bigint('number'),
+    updatedBy: p.string().nullable(),
+  }),
+});
+export type SettingRow = InferEntity<typeof SettingRow>;
+
+export const ENTITIES = [Account, Session, Token, Change, Route, Role, Organisation, VaultEntry, SigningKeyRow, Schedule, ScheduleRun, SettingRow];

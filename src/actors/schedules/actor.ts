@@ -9,11 +9,15 @@ import { nextRunAt } from '../../core/schedules/next-run.ts';
 import type { Owner, ScheduleRecord, ScheduleWrite, SchedulesCalls, SchedulesEvent, SchedulesInit } from './messages.ts';
 import { Engine, type Flight } from './engine.ts';
 import { runRecord, scheduleRecord } from './records.ts';
+import { bucketOf, bucketsOf } from './shards.ts';
 
 runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
   const store = await openStore({ ...init.store, poolSize: 4 });
   const now = () => ctx.clock.now();
-  const engine = new Engine({ store, clock: ctx.clock, log: ctx.log, node: init.node, masterKey: Buffer.from(init.masterKey, 'base64'), emit: ctx.emit });
+  const engine = new Engine({
+    store, clock: ctx.clock, log: ctx.log, node: init.node, masterKey: Buffer.from(init.masterKey, 'base64'), emit: ctx.emit,
+    buckets: bucketsOf(init.shard, init.shards),
+  });
 
   const lastEnd = (s: Schedule): number | null => {
     const ended = (s.lastRun as { endedAt?: number } | null)?.endedAt;
@@ -62,11 +66,12 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
   await engine.start();
   return {
     handlers: {
-      'schedule.create': async ({ input, token }) => {
+      'schedule.create': async ({ id: given, input, token }) => {
         const em = store.em();
         const t = now();
+        const id = given ?? `sch_${newId()}`;
         const s = em.create(Schedule, {
-          id: `sch_${newId()}`, ...fields(input), tokenId: token?.id ?? null, tokenName: token?.name ?? null,
+          id, bucket: bucketOf(id), ...fields(input), tokenId: token?.id ?? null, tokenName: token?.name ?? null,
           paused: false, finished: false, nextRunAt: null, inFlight: null, lastRun: null, deferrals: 0,
           runRequest: null, version: 0, createdAt: t, updatedAt: t,
         });

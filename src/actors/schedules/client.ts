@@ -1,12 +1,18 @@
-/** SchedulesActor, main-thread side. */
+/**
+ * The ScheduleActors, main-thread side: one actor per shard, each in its own worker, each firing
+ * the schedules of its buckets (shards.ts). A call about one schedule goes to its owner, so the
+ * owner's engine wakes at once on a change; a listing may go to any shard.
+ */
 import type { Logger } from '../../log/logger.ts';
 import type { Clock } from '../../clock/clock.ts';
 import { ActorHost } from '../../workers/supervisor.ts';
 import { siblingModule } from '../../workers/spawn.ts';
 import type { StoreOptions } from '../../store/orm.ts';
+import { newId } from '../../core/secrets.ts';
 import type { CallOutcome, ScheduledCall, SchedulesCalls, SchedulesEvent, SchedulesInit } from './messages.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import type { FeedListener } from './feed.ts';
+import { shardOf } from './shards.ts';
 
 export interface SchedulesClientOptions {
   readonly store: StoreOptions;
@@ -14,32 +20,42 @@ export interface SchedulesClientOptions {
   readonly clock: Clock;
   readonly node: string;
   readonly masterKey: Buffer;
+  /** ScheduleActors on this node. */
+  readonly shards: number;
   /** Makes a scheduled call through the data-plane pipeline (main thread). */
   readonly makeCall: (call: ScheduledCall) => Promise<CallOutcome>;
 }
 
-export class SchedulesClient {
-  readonly #feed = new Set<FeedListener>();
-  readonly host: ActorHost<SchedulesCalls, SchedulesInit, SchedulesEvent>;
+type Host = ActorHost<SchedulesCalls, SchedulesInit, SchedulesEvent>;
 
-  constructor(opts: SchedulesClientOptions) {
-    this.host = new ActorHost<SchedulesCalls, SchedulesInit, SchedulesEvent>({
-      name: 'schedules',
-      module: siblingModule(import.meta.url, './actor.ts'),
-      init: () => ({ store: opts.store, node: opts.node, masterKey: opts.masterKey.toString('base64') }),
-      log: opts.log,
-      clock: opts.clock,
-      onEvent: (event) => {
-        if (event.type === 'feed') {
-          for (const fn of this.#feed) fn(event.event);
-          return;
-        }
-        // The call runs on the main thread's I/O; its outcome goes back to the actor.
-        void opts.makeCall(event.call)
-          .then((outcome) => this.host.call('run.outcome', outcome))
-          .catch((err: unknown) => opts.log.error('a scheduled call could not be reported back; the lease settles it', { schedule: event.call.scheduleId, run: event.call.runId, ...errorAttrs(err) }));
-      },
+export class SchedulesClient {
+  readonly hosts: readonly Host[];
+  readonly #feed = new Set<FeedListener>();
+  #next = 0;
+
+  constructor(private readonly opts: SchedulesClientOptions) {
+    this.hosts = Array.from({ length: opts.shards }, (_, shard) => {
+      const host: Host = new ActorHost<SchedulesCalls, SchedulesInit, SchedulesEvent>({
+        name: `schedules-${shard}`,
+        module: siblingModule(import.meta.url, './actor.ts'),
+        init: () => ({ store: opts.store, node: opts.node, masterKey: opts.masterKey.toString('base64'), shard, shards: opts.shards }),
+        log: opts.log,
+        clock: opts.clock,
+        onEvent: (event) => this.#onEvent(host, event),
+      });
+      return host;
     });
+  }
+
+  #onEvent(host: Host, event: SchedulesEvent): void {
+    if (event.type === 'feed') {
+      for (const fn of this.#feed) fn(event.event);
+      return;
+    }
+    // The call runs on the main thread's I/O; its outcome goes back to the actor that asked.
+    void this.opts.makeCall(event.call)
+      .then((outcome) => host.call('run.outcome', outcome))
+      .catch((err: unknown) => this.opts.log.error('a scheduled call could not be reported back; the lease settles it', { schedule: event.call.scheduleId, run: event.call.runId, ...errorAttrs(err) }));
   }
 
   /** Listens to the scheduler feed (runs starting, advancing, finishing; schedules changing). */
@@ -48,7 +64,23 @@ export class SchedulesClient {
     return () => { this.#feed.delete(fn); };
   }
 
-  start(): Promise<void> { return this.host.start(); }
-  stop(): Promise<void> { return this.host.stop(); }
-  call: ActorHost<SchedulesCalls, SchedulesInit, SchedulesEvent>['call'] = (type, args) => this.host.call(type, args);
+  async start(): Promise<void> {
+    await Promise.all(this.hosts.map((h) => h.start()));
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.hosts.map((h) => h.stop()));
+  }
+
+  /** Routes a call: by the schedule's id to its owner; a new schedule gets its id here. */
+  call<K extends keyof SchedulesCalls & string>(type: K, args: SchedulesCalls[K]['args']): Promise<SchedulesCalls[K]['result']> {
+    const a = args as { id?: unknown };
+    if (type === 'schedule.create' && typeof a.id !== 'string') {
+      return this.call(type, { ...args, id: `sch_${newId()}` });
+    }
+    const host = typeof a.id === 'string'
+      ? this.hosts[shardOf(a.id, this.hosts.length)]!
+      : this.hosts[this.#next++ % this.hosts.length]!;
+    return host.call(type, args);
+  }
 }

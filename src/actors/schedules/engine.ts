@@ -80,6 +80,8 @@ export interface EngineOptions {
   readonly node: string;
   readonly masterKey: Buffer;
   readonly emit: (event: SchedulesEvent) => void;
+  /** The buckets this actor fires (shards.ts); null for all of them. */
+  readonly buckets: readonly number[] | null;
 }
 
 let sequence = 0;
@@ -102,7 +104,12 @@ export class Engine {
   #stopped = false;
   #listener: Listener | undefined;
 
-  constructor(private readonly o: EngineOptions) {}
+  /** Narrows every query of the engine to this actor's buckets. */
+  readonly #mine: { bucket?: { $in: number[] } };
+
+  constructor(private readonly o: EngineOptions) {
+    this.#mine = o.buckets ? { bucket: { $in: [...o.buckets] } } : {};
+  }
 
   async start(): Promise<void> {
     this.#listener = await listen(this.o.store, CHANNEL, () => this.wake(), (err) => {
@@ -129,7 +136,7 @@ export class Engine {
     await this.#running;
     try {
       const now = this.o.clock.now();
-      const mine = (await this.o.store.em().find(Schedule, { inFlight: { $ne: null } }))
+      const mine = (await this.o.store.em().find(Schedule, { ...this.#mine, inFlight: { $ne: null } }))
         .filter((s) => { const f = s.inFlight as unknown as Flight; return f.node === this.o.node && f.phase === 'calling'; });
       for (const s of mine) {
         await this.o.store.em().nativeUpdate(Schedule, { id: s.id, version: s.version }, {
@@ -168,7 +175,7 @@ export class Engine {
   async #tick(): Promise<void> {
     const now = this.o.clock.now();
     const em = this.o.store.em();
-    const due = await em.find(Schedule, { paused: false, finished: false, inFlight: null, nextRunAt: { $lte: now } }, { orderBy: { nextRunAt: 'asc' }, limit: BATCH });
+    const due = await em.find(Schedule, { ...this.#mine, paused: false, finished: false, inFlight: null, nextRunAt: { $lte: now } }, { orderBy: { nextRunAt: 'asc' }, limit: BATCH });
     for (const s of due) await this.#take(s, now);
     await this.#arm(await this.#expireLeases(now));
   }
@@ -176,7 +183,7 @@ export class Engine {
   /** Sleeps until the earliest owed turn or lease end; the backstop covers what this misses. */
   async #arm(leaseEnds: readonly number[]): Promise<void> {
     const em = this.o.store.em();
-    const [next] = await em.find(Schedule, { paused: false, finished: false, inFlight: null, nextRunAt: { $ne: null } }, { orderBy: { nextRunAt: 'asc' }, limit: 1, fields: ['nextRunAt'] });
+    const [next] = await em.find(Schedule, { ...this.#mine, paused: false, finished: false, inFlight: null, nextRunAt: { $ne: null } }, { orderBy: { nextRunAt: 'asc' }, limit: 1, fields: ['nextRunAt'] });
     const wakeAt = Math.min(next?.nextRunAt ?? Number.POSITIVE_INFINITY, ...leaseEnds);
     // Read the clock after the queries: it may have moved meanwhile (a test clock moves in jumps).
     const now = this.o.clock.now();
@@ -315,7 +322,7 @@ export class Engine {
    * while attempts stay under three and the turn within catchUp.
    */
   async #expireLeases(now: number): Promise<number[]> {
-    const flying = await this.o.store.em().find(Schedule, { inFlight: { $ne: null } });
+    const flying = await this.o.store.em().find(Schedule, { ...this.#mine, inFlight: { $ne: null } });
     /** Leases still running after this pass: the engine wakes when the first one ends. */
     const ends: number[] = [];
     for (const s of flying) {

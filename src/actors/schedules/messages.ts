@@ -81,7 +81,8 @@ export interface RunReport {
 }
 
 export type SchedulesCalls = {
-  'schedule.create': { args: { input: ScheduleWrite; token: { id: string; name: string } | null }; result: ScheduleRecord };
+  /** The id is given by the main thread (it routes by id); omitted, the client draws one. */
+  'schedule.create': { args: { id?: string; input: ScheduleWrite; token: { id: string; name: string } | null }; result: ScheduleRecord };
   'schedule.get': { args: { id: string; owner: Owner }; result: ScheduleRecord | null };
   'schedule.list': { args: { owner: Owner; filters: Filter[] }; result: ScheduleRecord[] };
   'schedule.replace': { args: { id: string; owner: Owner; input: ScheduleWrite }; result: ScheduleRecord | null };
@@ -135,4 +136,7 @@ export interface SchedulesInit {
   readonly node: string;
   /** The vault master key, base64: header references are resolved at call time. */
   readonly masterKey: string;
+  /** This actor's shard, of `shards` on the node (shards.ts). */
+  readonly shard: number;
+  readonly shards: number;
 }

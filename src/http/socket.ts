@@ -1,0 +1,99 @@
+/**
+ * WebSocket routes, independent of the server library: a plane describes what it serves on a
+ * socket; the door (uws-door.ts) does the upgrade, the pings, the buffering limit and the close.
+ */
+import type { PlaneName } from '../settings/settings.ts';
+import type { Exchange } from './exchange.ts';
+
+/** Close codes the gateway uses (RFC 6455 7.4.1); docs/live.md says what a client does with each. */
+export const CLOSE = {
+  /** The client or the session ended it. */
+  normal: 1000,
+  /** The gateway is stopping: reconnect (another node, or this one once it is back). */
+  goingAway: 1001,
+  /** The credentials no longer open the feed (signed out, revoked, capability removed). */
+  policy: 1008,
+  /** A bug on our side; the operational log has it. */
+  internal: 1011,
+  /** Too slow a reader, or a part of the gateway restarting: reconnect in a moment. */
+  tryAgain: 1013,
+} as const;
+
+/** The upgrade request, copied from the server's request before anything asynchronous ran. */
+export interface SocketRequest {
+  readonly plane: PlaneName;
+  readonly method: string;
+  /** Path as received, still percent-encoded. */
+  readonly path: string;
+  /** Query string without the `?`. */
+  readonly query: string;
+  /** Lower-case names; repeated headers joined with ", " (cookies with "; "). */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly remoteAddress: string;
+  readonly secure: boolean;
+  readonly receivedAt: number;
+}
+
+/** One open WebSocket, as a session sees it. Messages are JSON text frames. */
+export interface Socket {
+  /**
+   * Sends `message` as JSON. false when it was not sent: the socket is closed, or the client read
+   * so slowly that more than the route's `maxBackpressure` was waiting (the door then closed it
+   * with 1013 and a reason that says so).
+   */
+  send(message: unknown): boolean;
+  /** Closes with a close frame; `reason` is cut to the 123 bytes a frame can carry. */
+  close(code: number, reason: string): void;
+  /** Bytes waiting to be written to the client. */
+  readonly bufferedAmount: number;
+  readonly closed: boolean;
+}
+
+/**
+ * What a route's `accept` returns. `onOpen` runs once the upgrade completed, then `onClose` once,
+ * whoever closed; neither runs when the client left during the upgrade, so a session takes its
+ * resources in `onOpen`.
+ */
+export interface SocketSession {
+  onOpen(socket: Socket): void;
+  /** Text sent by the client; without this, client messages are ignored. */
+  onMessage?(text: string): void;
+  onClose(code: number, reason: string): void;
+}
+
+export interface SocketRoute {
+  /** Exact path (no query, no parameters). */
+  readonly path: string;
+  /**
+   * Decides on the upgrade: a session, or a GatewayError, which the door answers as the usual
+   * problem+json refusal (an upgrade refused is a plain HTTP answer). Anything else is a bug:
+   * the door answers 500 and reports it like a failed request.
+   */
+  accept(request: SocketRequest): Promise<SocketSession>;
+  /** Bytes that may wait for a slow client before the door closes it (default 1 MiB). */
+  readonly maxBackpressure?: number;
+  /** Seconds without traffic before the door pings, then gives up (default 60; uWS rounds to 4). */
+  readonly idleTimeoutS?: number;
+  /** A session callback threw: the door closed the socket with 1011 and tells the route here. */
+  onError(err: unknown): void;
+}
+
+/**
+ * The upgrade request seen as an Exchange, for code that reads only a request's head (the
+ * planes' authentication). It has no body, and the door alone answers it: the answering members
+ * throw.
+ */
+export function headExchange(req: SocketRequest): Exchange {
+  const answered = (): never => {
+    throw new Error('an upgrade request is answered by the door, not through its head');
+  };
+  return {
+    plane: req.plane, method: req.method, path: req.path, query: req.query, headers: req.headers,
+    remoteAddress: req.remoteAddress, secure: req.secure, receivedAt: req.receivedAt,
+    aborted: false, responded: false,
+    onAbort: () => undefined,
+    readBody: () => Promise.resolve(Buffer.alloc(0)),
+    bodyStream: async function* () {},
+    send: answered, writeHead: answered, write: answered, drained: answered, end: answered, abort: answered,
+  };
+}
