@@ -183,6 +183,8 @@ export const Schedule = defineEntity({
     pendingTurn: p.json<Record<string, unknown>>().nullable(),
     /** A run now or replay asked and not yet taken by the engine. */
     runRequest: p.json<{ at: number; replayOf: string | null; by: string }>().nullable(),
+    /** The lease of the call in flight (inFlight.leaseUntil), indexed: the engine looks for ended ones. */
+    leaseUntil: p.bigint('number').nullable().index(),
     /** Which ScheduleActor fires it (actors/schedules/shards.ts); fixed at creation. */
     bucket: p.integer().default(0),
     /** Bumped by every write and claim: the conditional UPDATE that takes a turn compares it. */

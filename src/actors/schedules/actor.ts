@@ -10,13 +10,18 @@ import type { Owner, ScheduleRecord, ScheduleWrite, SchedulesCalls, SchedulesEve
 import { Engine, type Flight } from './engine.ts';
 import { runRecord, scheduleRecord } from './records.ts';
 import { bucketOf, bucketsOf } from './shards.ts';
+import { FeedBus } from './feed-bus.ts';
+import type { FeedEvent } from './feed.ts';
 
 runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
   const store = await openStore({ ...init.store, poolSize: 4 });
   const now = () => ctx.clock.now();
+  const feed = new FeedBus({ store, log: ctx.log, deliver: (event) => ctx.emit({ type: 'feed', event }), listener: init.shard === 0 });
+  await feed.start();
   const engine = new Engine({
     store, clock: ctx.clock, log: ctx.log, node: init.node, masterKey: Buffer.from(init.masterKey, 'base64'), emit: ctx.emit,
     buckets: bucketsOf(init.shard, init.shards),
+    publish: (event) => feed.publish(event),
   });
 
   const lastEnd = (s: Schedule): number | null => {
@@ -35,7 +40,7 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
     body: input.body === null ? null : { value: input.body }, contentType: input.contentType, metadata: input.metadata,
     overlap: input.overlap, catchUpS: input.catchUpS, timeoutMs: input.timeoutMs, organisation: input.organisation,
   });
-  const changed = (schedule: ScheduleRecord) => ctx.emit({ type: 'feed', event: { type: 'schedule.changed', schedule } });
+  const changed = (schedule: ScheduleRecord) => feed.publish({ type: 'schedule.changed', schedule });
   /** One schedule within the caller's perimeter; another token's schedule does not exist for it. */
   const find = async (em: ReturnType<typeof store.em>, id: string, owner: Owner) =>
     em.findOne(Schedule, owner === null ? { id } : { id, tokenId: owner });
@@ -72,7 +77,7 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
         const id = given ?? `sch_${newId()}`;
         const s = em.create(Schedule, {
           id, bucket: bucketOf(id), ...fields(input), tokenId: token?.id ?? null, tokenName: token?.name ?? null,
-          paused: false, finished: false, nextRunAt: null, inFlight: null, lastRun: null, deferrals: 0,
+          paused: false, finished: false, nextRunAt: null, inFlight: null, leaseUntil: null, lastRun: null, deferrals: 0,
           runRequest: null, version: 0, createdAt: t, updatedAt: t,
         });
         rearm(s);
@@ -107,7 +112,7 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
           await tx.flush();
           return true;
         });
-        if (deleted) ctx.emit({ type: 'feed', event: { type: 'schedule.deleted', scheduleId: id } });
+        if (deleted) feed.publish({ type: 'schedule.deleted', scheduleId: id });
         return deleted;
       },
       'schedule.pause': ({ id, owner }) => change(id, owner, (s) => {
@@ -138,24 +143,29 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
         const rows = await em.find(ScheduleRun, { scheduleId: id, ...(before !== null ? { endedAt: { $lt: before * 1000 } } : {}) }, { orderBy: { id: 'desc' }, limit });
         return rows.map(runRecord);
       },
-      'schedule.report': ({ id, owner, report }) => thenWake(change(id, owner, (s, tx) => {
-        const flight = s.inFlight as unknown as Flight | null;
-        if (!flight || flight.runId !== report.run) {
-          throw new GatewayError('not-found', `No run ${report.run} of this schedule is in flight.`);
-        }
-        if (flight.phase !== 'accepted') {
-          throw new GatewayError('in-flight', `Run ${report.run} has not been accepted (202) yet; report once the service has answered.`);
-        }
-        const row = engine.report(s, flight, report);
-        if (row) tx.create(ScheduleRun, row);
-      })),
-      'run.outcome': async (outcome) => {
-        await engine.outcome(outcome);
+      'schedule.report': async ({ id, owner, report }) => {
+        let event: FeedEvent | undefined;
+        const record = await thenWake(change(id, owner, (s, tx) => {
+          const flight = s.inFlight as unknown as Flight | null;
+          if (!flight || flight.runId !== report.run) {
+            throw new GatewayError('not-found', `No run ${report.run} of this schedule is in flight.`);
+          }
+          if (flight.phase !== 'accepted') {
+            throw new GatewayError('in-flight', `Run ${report.run} has not been accepted (202) yet; report once the service has answered.`);
+          }
+          event = engine.report(s, flight, report, tx);
+        }));
+        if (event) engine.publish(event);
+        return record;
+      },
+      'run.outcomes': async (outcomes) => {
+        await engine.outcomes(outcomes);
         return null;
       },
     },
     stop: async () => {
       await engine.stop();
+      await feed.stop();
       await store.close();
     },
   };

@@ -31,6 +31,7 @@ type Host = ActorHost<SchedulesCalls, SchedulesInit, SchedulesEvent>;
 export class SchedulesClient {
   readonly hosts: readonly Host[];
   readonly #feed = new Set<FeedListener>();
+  readonly #outcomes = new Map<Host, CallOutcome[]>();
   #next = 0;
 
   constructor(private readonly opts: SchedulesClientOptions) {
@@ -52,10 +53,29 @@ export class SchedulesClient {
       for (const fn of this.#feed) fn(event.event);
       return;
     }
-    // The call runs on the main thread's I/O; its outcome goes back to the actor that asked.
-    void this.opts.makeCall(event.call)
-      .then((outcome) => host.call('run.outcome', outcome))
-      .catch((err: unknown) => this.opts.log.error('a scheduled call could not be reported back; the lease settles it', { schedule: event.call.scheduleId, run: event.call.runId, ...errorAttrs(err) }));
+    // The call runs on the main thread's I/O; its outcome goes back to the actor that asked,
+    // gathered with the others that ended in the same turn of the event loop (one write for all).
+    void this.opts.makeCall(event.call).then(
+      (outcome) => this.#report(host, outcome),
+      (err: unknown) => this.opts.log.error('a scheduled call failed inside the gateway; the lease settles it', { schedule: event.call.scheduleId, run: event.call.runId, ...errorAttrs(err) }),
+    );
+  }
+
+  #report(host: Host, outcome: CallOutcome): void {
+    let queue = this.#outcomes.get(host);
+    if (queue) {
+      queue.push(outcome);
+      return;
+    }
+    queue = [outcome];
+    this.#outcomes.set(host, queue);
+    setImmediate(() => {
+      const batch = this.#outcomes.get(host)!;
+      this.#outcomes.delete(host);
+      host.call('run.outcomes', batch).catch((err: unknown) => this.opts.log.error('scheduled calls could not be reported back; their lease settles them', {
+        count: batch.length, runs: batch.slice(0, 5).map((o) => o.runId).join(','), ...errorAttrs(err),
+      }));
+    });
   }
 
   /** Listens to the scheduler feed (runs starting, advancing, finishing; schedules changing). */

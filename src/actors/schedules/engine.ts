@@ -3,14 +3,15 @@
  * minute), takes each due turn with one conditional UPDATE (so one node wins it), asks the main
  * thread to make the call through the data-plane pipeline, and records the outcome.
  *
- * This first part covers turns, run now and replay, catchUp drops, done and failed outcomes,
- * accepted (202) runs with their reports and five-minute lease. Retries, deferrals and the
- * hand-over on stop come next (docs/scheduler.md says what is built).
+ * Turns are taken in batches (one transaction per batch of conditional UPDATEs) and outcomes are
+ * written in batches (one transaction, rows locked on PostgreSQL), so a minute where thousands of
+ * schedules fall due costs a few hundred statements, not tens of thousands.
  */
 import type { Clock, Timer } from '../../clock/clock.ts';
 import type { Logger } from '../../log/logger.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import type { Store } from '../../store/orm.ts';
+import { LockMode, type EntityManager } from '@mikro-orm/core';
 import { Schedule, ScheduleRun, VaultEntry } from '../../store/entities.ts';
 import { listen, notify, type Listener } from '../../store/notify.ts';
 import { newId } from '../../core/secrets.ts';
@@ -29,7 +30,7 @@ export const BACKSTOP_MS = 60_000;
 export const LEASE_MS = 5 * 60_000;
 /** Nodes tell each other here that a turn may be theirs to take (a hand-over). */
 export const CHANNEL = 'meerkat_schedules';
-const BATCH = 100;
+const BATCH = 200;
 
 /** What a schedule holds while a run is in flight (epoch ms inside; answers show seconds). */
 export interface Flight {
@@ -80,6 +81,8 @@ export interface EngineOptions {
   readonly node: string;
   readonly masterKey: Buffer;
   readonly emit: (event: SchedulesEvent) => void;
+  /** Where feed events go (the actor's feed bus: straight to the main thread, or via the cluster). */
+  readonly publish: (event: FeedEvent) => void;
   /** The buckets this actor fires (shards.ts); null for all of them. */
   readonly buckets: readonly number[] | null;
 }
@@ -136,12 +139,13 @@ export class Engine {
     await this.#running;
     try {
       const now = this.o.clock.now();
-      const mine = (await this.o.store.em().find(Schedule, { ...this.#mine, inFlight: { $ne: null } }))
-        .filter((s) => { const f = s.inFlight as unknown as Flight; return f.node === this.o.node && f.phase === 'calling'; });
+      const mine = (await this.o.store.em().find(Schedule, { ...this.#mine, leaseUntil: { $ne: null } }))
+        .filter((s) => { const f = s.inFlight as unknown as Flight | null; return f?.node === this.o.node && f.phase === 'calling'; });
       for (const s of mine) {
         await this.o.store.em().nativeUpdate(Schedule, { id: s.id, version: s.version }, {
           version: s.version + 1, // Ended for every node, whatever its clock says: the next to look sends it again.
-          inFlight: { ...(s.inFlight as unknown as Flight), leaseUntil: 0, handedOver: true } satisfies Flight as unknown as Record<string, unknown>, updatedAt: now,
+          inFlight: { ...(s.inFlight as unknown as Flight), leaseUntil: 0, handedOver: true } satisfies Flight as unknown as Record<string, unknown>,
+          leaseUntil: 0, updatedAt: now,
         });
       }
       if (mine.length > 0) {
@@ -173,62 +177,91 @@ export class Engine {
   }
 
   async #tick(): Promise<void> {
-    const now = this.o.clock.now();
-    const em = this.o.store.em();
-    const due = await em.find(Schedule, { ...this.#mine, paused: false, finished: false, inFlight: null, nextRunAt: { $lte: now } }, { orderBy: { nextRunAt: 'asc' }, limit: BATCH });
-    for (const s of due) await this.#take(s, now);
-    await this.#arm(await this.#expireLeases(now));
+    // Batch after batch while full: a crowded minute is taken at once, not one batch per wake.
+    for (;;) {
+      const now = this.o.clock.now();
+      const due = await this.o.store.em().find(Schedule, { ...this.#mine, paused: false, finished: false, inFlight: null, nextRunAt: { $lte: now } }, { orderBy: { nextRunAt: 'asc' }, limit: BATCH });
+      await this.#take(due, now);
+      if (due.length < BATCH || this.#stopped) break;
+    }
+    await this.#expireLeases(this.o.clock.now());
+    await this.#arm();
   }
 
   /** Sleeps until the earliest owed turn or lease end; the backstop covers what this misses. */
-  async #arm(leaseEnds: readonly number[]): Promise<void> {
+  async #arm(): Promise<void> {
     const em = this.o.store.em();
     const [next] = await em.find(Schedule, { ...this.#mine, paused: false, finished: false, inFlight: null, nextRunAt: { $ne: null } }, { orderBy: { nextRunAt: 'asc' }, limit: 1, fields: ['nextRunAt'] });
-    const wakeAt = Math.min(next?.nextRunAt ?? Number.POSITIVE_INFINITY, ...leaseEnds);
+    const [lease] = await em.find(Schedule, { ...this.#mine, leaseUntil: { $ne: null } }, { orderBy: { leaseUntil: 'asc' }, limit: 1, fields: ['leaseUntil'] });
+    const wakeAt = Math.min(next?.nextRunAt ?? Number.POSITIVE_INFINITY, lease?.leaseUntil ?? Number.POSITIVE_INFINITY);
     // Read the clock after the queries: it may have moved meanwhile (a test clock moves in jumps).
     const now = this.o.clock.now();
     this.#timer?.cancel();
     if (Number.isFinite(wakeAt)) this.#timer = this.o.clock.after(Math.max(0, wakeAt - now), () => this.wake());
   }
 
-  /** Takes one due turn with a conditional UPDATE: only the node whose version matches wins. */
-  async #take(s: Schedule, now: number): Promise<void> {
-    const request = s.runRequest;
-    const pending = request ? null : (s.pendingTurn as unknown as PendingTurn | null);
-    const scheduledFor = pending?.scheduledFor ?? s.nextRunAt!;
-    const em = this.o.store.em();
-    const late = now - scheduledFor;
-    if (!request && !pending && s.catchUpS > 0 && late > s.catchUpS * 1000) {
-      // Nobody was up for this turn in time: it is dropped, and the cadence goes on.
-      const won = await em.nativeUpdate(Schedule, { id: s.id, version: s.version }, { version: s.version + 1, nextRunAt: null, updatedAt: now });
-      if (won !== 1) return;
-      await this.#close(s.id, { runId: `run_${newId()}`, attempt: 0, phase: 'calling', startedAt: now, scheduledFor, node: this.o.node, leaseUntil: now, replayOf: null }, {
-        state: 'dropped', status: null, detail: `The turn due at ${new Date(scheduledFor).toISOString()} came round ${Math.round(late / 1000)} s late, past catchUp (${s.catchUpS} s); nothing was sent.`,
-      }, now, false);
-      return;
+  /**
+   * Takes due turns, one conditional UPDATE each (only the node whose version matches wins), all
+   * in one transaction; the calls go out once it is committed. A turn that came round past catchUp
+   * is dropped instead.
+   */
+  async #take(due: readonly Schedule[], now: number): Promise<void> {
+    const drops = new Map<string, { version: number; scheduledFor: number; late: number }>();
+    const takes: Array<{ s: Schedule; flight: Flight }> = [];
+    for (const s of due) {
+      const request = s.runRequest;
+      const pending = request ? null : (s.pendingTurn as unknown as PendingTurn | null);
+      const scheduledFor = pending?.scheduledFor ?? s.nextRunAt!;
+      const late = now - scheduledFor;
+      if (!request && !pending && s.catchUpS > 0 && late > s.catchUpS * 1000) {
+        drops.set(s.id, { version: s.version, scheduledFor, late });
+        continue;
+      }
+      takes.push({
+        s,
+        flight: {
+          // Every attempt is a new run with its own identifier; a died gateway's re-send keeps it.
+          runId: `run_${newId()}`, attempt: pending?.attempt ?? 1, phase: 'calling', startedAt: now, scheduledFor, node: this.o.node,
+          leaseUntil: now + LEASE_MS,
+          replayOf: request?.replayOf ?? pending?.ofRun ?? null,
+          cause: request?.replayOf ? 'replay' : pending?.kind === 'deferral' ? 'deferred' : null,
+          attempts: pending?.attempts ?? [],
+        },
+      });
     }
-    const flight: Flight = {
-      // Every attempt is a new run with its own identifier; a died gateway's re-send keeps it.
-      runId: `run_${newId()}`, attempt: pending?.attempt ?? 1, phase: 'calling', startedAt: now, scheduledFor, node: this.o.node,
-      leaseUntil: now + LEASE_MS,
-      replayOf: request?.replayOf ?? pending?.ofRun ?? null,
-      cause: request?.replayOf ? 'replay' : pending?.kind === 'deferral' ? 'deferred' : null,
-      attempts: pending?.attempts ?? [],
-    };
-    const won = await em.nativeUpdate(Schedule, { id: s.id, version: s.version, inFlight: null }, {
-      version: s.version + 1, inFlight: flight as unknown as Record<string, unknown>, runRequest: null, pendingTurn: null, nextRunAt: null, updatedAt: now,
-    });
-    if (won !== 1) return;
-    this.#started(s.id, flight);
-    this.o.emit({ type: 'call', call: await this.#callOf(s, flight) });
-  }
-
-  #feed(event: FeedEvent): void {
-    this.o.emit({ type: 'feed', event });
+    const won: typeof takes = [];
+    if (takes.length > 0) {
+      // Rows are updated in id order, as the outcome batches lock them: two batches never wait on each other in a circle.
+      takes.sort((a, b) => (a.s.id < b.s.id ? -1 : 1));
+      await this.o.store.em().transactional(async (tx) => {
+        for (const t of takes) {
+          const n = await tx.nativeUpdate(Schedule, { id: t.s.id, version: t.s.version, inFlight: null }, {
+            version: t.s.version + 1, inFlight: t.flight as unknown as Record<string, unknown>, leaseUntil: t.flight.leaseUntil,
+            runRequest: null, pendingTurn: null, nextRunAt: null, updatedAt: now,
+          });
+          if (n === 1) won.push(t);
+        }
+      });
+    }
+    for (const { s, flight } of won) {
+      this.#started(s.id, flight);
+      this.o.emit({ type: 'call', call: await this.#callOf(s, flight) });
+    }
+    if (drops.size > 0) {
+      // Nobody was up for these turns in time: each is dropped, and the cadence goes on.
+      await this.#batch([...drops.keys()], now, (s, tx) => {
+        const d = drops.get(s.id)!;
+        if (s.version !== d.version || s.inFlight) return null;
+        const f: Flight = { runId: `run_${newId()}`, attempt: 0, phase: 'calling', startedAt: now, scheduledFor: d.scheduledFor, node: this.o.node, leaseUntil: now, replayOf: null };
+        return this.#closeIn(s, tx, f, {
+          state: 'dropped', status: null, detail: `The turn due at ${new Date(d.scheduledFor).toISOString()} came round ${Math.round(d.late / 1000)} s late, past catchUp (${s.catchUpS} s); nothing was sent.`,
+        }, now, false);
+      });
+    }
   }
 
   #started(scheduleId: string, f: Flight, cause?: 'resent'): void {
-    this.#feed({
+    this.o.publish({
       type: 'run.started', scheduleId, runId: f.runId, attempt: f.attempt, phase: 'calling',
       scheduledFor: seconds(f.scheduledFor), startedAt: seconds(f.startedAt), node: f.node,
       cause: cause ?? (f.cause === 'replay' || f.cause === 'deferred' ? f.cause : null),
@@ -263,57 +296,59 @@ export class Engine {
     return Object.fromEntries(Object.entries(s.headers).map(([k, v]) => [k, resolveReferences(v, (n) => values.get(n))]));
   }
 
-  /** The main thread's answer to a call: table 3.1 decides what follows. */
-  async outcome(o: CallOutcome): Promise<void> {
+  /** The main thread's answers to calls, in one transaction: table 3.1 decides what follows. */
+  async outcomes(list: readonly CallOutcome[]): Promise<void> {
     const now = this.o.clock.now();
-    const s = await this.o.store.em().findOne(Schedule, { id: o.scheduleId });
-    const flight = s?.inFlight as unknown as Flight | null | undefined;
+    const byId = new Map(list.map((o) => [o.scheduleId, o]));
+    await this.#batch([...byId.keys()], now, (s, tx) => this.#outcomeIn(s, tx, byId.get(s.id)!, now));
+  }
+
+  #outcomeIn(s: Schedule, tx: EntityManager, o: CallOutcome, now: number): FeedEvent | null {
+    const flight = s.inFlight as unknown as Flight | null;
     // Settled elsewhere meanwhile, or handed over and sent again by another node.
-    if (!s || !flight || flight.runId !== o.runId || flight.attempt !== o.attempt || flight.node !== this.o.node) return;
+    if (!flight || flight.runId !== o.runId || flight.attempt !== o.attempt || flight.node !== this.o.node) return null;
     const verdict = judge(o.status, { attempt: flight.attempt, scheduledFor: flight.scheduledFor, catchUpS: s.catchUpS }, now, o.retryAfterS);
     switch (verdict.kind) {
       case 'accepted':
-        await this.o.store.em().nativeUpdate(Schedule, { id: s.id, version: s.version }, {
-          version: s.version + 1, inFlight: { ...flight, phase: 'accepted', leaseUntil: now + LEASE_MS } as unknown as Record<string, unknown>, updatedAt: now,
-        });
-        this.#feed({ type: 'run.advanced', scheduleId: s.id, runId: flight.runId, attempt: flight.attempt, phase: 'accepted' });
-        this.wake();
-        return;
+        s.inFlight = { ...flight, phase: 'accepted', leaseUntil: now + LEASE_MS } as unknown as Record<string, unknown>;
+        s.leaseUntil = now + LEASE_MS;
+        return { type: 'run.advanced', scheduleId: s.id, runId: flight.runId, attempt: flight.attempt, phase: 'accepted' };
       case 'retry': {
         // The same turn again, as a new run; the history row is written when the turn ends.
         const attempts = [...(flight.attempts ?? []), { attempt: flight.attempt, runId: flight.runId, status: o.status, detail: o.detail, endedAt: Math.floor(now / 1000) }];
         const pending: PendingTurn = { kind: 'retry', scheduledFor: flight.scheduledFor, attempt: flight.attempt + 1, attempts, ofRun: flight.replayOf };
-        await this.o.store.em().nativeUpdate(Schedule, { id: s.id, version: s.version }, {
-          version: s.version + 1, inFlight: null, pendingTurn: pending as unknown as Record<string, unknown>, nextRunAt: now + verdict.waitMs, updatedAt: now,
-        });
-        this.#feed({ type: 'run.retrying', scheduleId: s.id, runId: flight.runId, attempt: flight.attempt, status: o.status, detail: o.detail, nextAttemptAt: seconds(now + verdict.waitMs) });
-        this.wake();
-        return;
+        s.inFlight = null;
+        s.leaseUntil = null;
+        s.pendingTurn = pending as unknown as Record<string, unknown>;
+        s.nextRunAt = now + verdict.waitMs;
+        return { type: 'run.retrying', scheduleId: s.id, runId: flight.runId, attempt: flight.attempt, status: o.status, detail: o.detail, nextAttemptAt: seconds(now + verdict.waitMs) };
       }
       case 'defer':
-        await this.#close(s.id, flight, { state: 'failed', status: o.status, detail: o.detail }, now, true, verdict.delayMs);
-        return;
+        return this.#closeIn(s, tx, flight, { state: 'failed', status: o.status, detail: o.detail }, now, true, verdict.delayMs);
       default:
-        await this.#close(s.id, flight, { state: verdict.kind, status: o.status, detail: o.detail }, now, true);
+        return this.#closeIn(s, tx, flight, { state: verdict.kind, status: o.status, detail: o.detail }, now, true);
     }
   }
 
   /**
    * A report on an accepted run: running renews the lease, done and failed close it. Changes `s`
-   * in the caller's transaction and returns the history row to add with it, if the run closed.
+   * in the caller's transaction (adding the history row when the run closed) and returns the feed
+   * event to publish once that transaction is committed.
    */
-  report(s: Schedule, flight: Flight, report: RunReport): ReturnType<Engine['record']> | null {
+  report(s: Schedule, flight: Flight, report: RunReport, tx: EntityManager): FeedEvent {
     const now = this.o.clock.now();
     if (report.state === 'running') {
       s.inFlight = { ...flight, leaseUntil: now + LEASE_MS, progress: report.progress ?? null, detail: report.detail ?? null } as unknown as Record<string, unknown>;
-      this.#feed({ type: 'run.advanced', scheduleId: s.id, runId: flight.runId, attempt: flight.attempt, phase: 'accepted', progress: report.progress ?? null, detail: report.detail ?? null });
-      return null;
+      s.leaseUntil = now + LEASE_MS;
+      return { type: 'run.advanced', scheduleId: s.id, runId: flight.runId, attempt: flight.attempt, phase: 'accepted', progress: report.progress ?? null, detail: report.detail ?? null };
     }
     const deferMs = report.state === 'failed' && report.retryInMs !== undefined ? clampDeferral(report.retryInMs) : undefined;
-    const row = this.record(s.id, flight, { state: report.state, status: 202, detail: report.detail ?? (report.state === 'done' ? 'Accepted, then reported done.' : 'Accepted, then reported failed.') }, now);
-    this.#settle(s, flight, row, now, true, deferMs);
-    this.#finished(s, row);
-    return row;
+    return this.#closeIn(s, tx, flight, { state: report.state, status: 202, detail: report.detail ?? (report.state === 'done' ? 'Accepted, then reported done.' : 'Accepted, then reported failed.') }, now, true, deferMs);
+  }
+
+  /** Publishes a feed event from a transaction the actor committed. */
+  publish(event: FeedEvent): void {
+    this.o.publish(event);
   }
 
   /**
@@ -321,34 +356,31 @@ export class Engine {
    * again. A call whose gateway died before the answer is sent again, same run id, attempt + 1,
    * while attempts stay under three and the turn within catchUp.
    */
-  async #expireLeases(now: number): Promise<number[]> {
-    const flying = await this.o.store.em().find(Schedule, { ...this.#mine, inFlight: { $ne: null } });
-    /** Leases still running after this pass: the engine wakes when the first one ends. */
-    const ends: number[] = [];
-    for (const s of flying) {
-      const f = s.inFlight as unknown as Flight;
-      if (f.leaseUntil > now) {
-        ends.push(f.leaseUntil);
-        continue;
-      }
+  async #expireLeases(now: number): Promise<void> {
+    const ended = await this.o.store.em().find(Schedule, { ...this.#mine, leaseUntil: { $lte: now } }, { orderBy: { leaseUntil: 'asc' }, limit: BATCH, fields: ['id'] });
+    if (ended.length === 0) return;
+    // Keyed by id: a batch tried again after a conflict must not send a call twice.
+    const resend = new Map<string, { s: Schedule; flight: Flight }>();
+    await this.#batch(ended.map((s) => s.id), now, (s, tx) => {
+      const f = s.inFlight as unknown as Flight | null;
+      if (!f || s.leaseUntil == null || s.leaseUntil > now) return null;
       if (f.phase === 'accepted') {
-        await this.#close(s.id, f, { state: 'lost', status: 202, detail: 'Accepted (202), then no report for five minutes: closed as lost, not sent again.' }, now, true);
-        continue;
+        return this.#closeIn(s, tx, f, { state: 'lost', status: 202, detail: 'Accepted (202), then no report for five minutes: closed as lost, not sent again.' }, now, true);
       }
       const withinCatchUp = s.catchUpS === 0 || now - f.scheduledFor <= s.catchUpS * 1000;
       if (f.attempt >= MAX_ATTEMPTS || !withinCatchUp) {
-        await this.#close(s.id, f, { state: 'failed', status: null, detail: `The gateway making attempt ${f.attempt} stopped before the answer, and ${f.attempt >= MAX_ATTEMPTS ? `${MAX_ATTEMPTS} attempts were made` : 'the turn is past catchUp'}: not sent again.` }, now, true);
-        continue;
+        return this.#closeIn(s, tx, f, { state: 'failed', status: null, detail: `The gateway making attempt ${f.attempt} stopped before the answer, and ${f.attempt >= MAX_ATTEMPTS ? `${MAX_ATTEMPTS} attempts were made` : 'the turn is past catchUp'}: not sent again.` }, now, true);
       }
       const again: Flight = { ...f, attempt: f.attempt + 1, phase: 'calling', startedAt: now, node: this.o.node, leaseUntil: now + LEASE_MS, handedOver: false };
-      const won = await this.o.store.em().nativeUpdate(Schedule, { id: s.id, version: s.version }, { version: s.version + 1, inFlight: again as unknown as Record<string, unknown>, updatedAt: now });
-      if (won === 1) {
-        ends.push(again.leaseUntil);
-        this.#started(s.id, again, 'resent');
-        this.o.emit({ type: 'call', call: await this.#callOf(s, again) });
-      }
+      s.inFlight = again as unknown as Record<string, unknown>;
+      s.leaseUntil = again.leaseUntil;
+      resend.set(s.id, { s, flight: again });
+      return 'changed';
+    });
+    for (const { s, flight } of resend.values()) {
+      this.#started(s.id, flight, 'resent');
+      this.o.emit({ type: 'call', call: await this.#callOf(s, flight) });
     }
-    return ends;
   }
 
   record(scheduleId: string, f: Flight, end: Ending, now: number) {
@@ -363,11 +395,14 @@ export class Engine {
   }
 
   /**
-   * After a turn ends: the schedule's last run, the deferral count, and the next turn (the cadence,
-   * or the deferred turn after `deferMs`; a fifth deferral in a row lets the turn go).
+   * Ends a turn inside the caller's transaction: the history row, the schedule's last run, the
+   * deferral count, and the next turn (the cadence, or the deferred turn after `deferMs`; a fifth
+   * deferral in a row lets the turn go). Returns the feed event for after the commit.
    */
-  #settle(s: Schedule, f: Flight, row: ReturnType<Engine['record']>, now: number, ran: boolean, deferMs?: number): void {
+  #closeIn(s: Schedule, tx: EntityManager, f: Flight, end: Ending, now: number, ran: boolean, deferMs?: number): FeedEvent {
+    const row = this.record(s.id, f, end, now);
     s.inFlight = null;
+    s.leaseUntil = null;
     s.pendingTurn = null;
     s.finished = s.at != null && !s.runRequest && deferMs === undefined;
     if (deferMs !== undefined && s.deferrals + 1 < MAX_DEFERRALS) {
@@ -383,27 +418,43 @@ export class Engine {
       s.deferrals = 0;
       s.nextRunAt = nextRunAt(s, { paused: s.paused, finished: s.finished, lastEndMs: ran ? now : null }, now);
     }
-    s.lastRun = runRecord(row as unknown as ScheduleRun) as unknown as Record<string, unknown>;
+    const run = runRecord(row as unknown as ScheduleRun);
+    s.lastRun = run as unknown as Record<string, unknown>;
+    tx.create(ScheduleRun, row);
+    return { type: 'run.finished', scheduleId: s.id, run, nextRunAt: s.nextRunAt == null ? null : seconds(s.nextRunAt) };
   }
 
-  #finished(s: Schedule, row: ReturnType<Engine['record']>): void {
-    this.#feed({ type: 'run.finished', scheduleId: s.id, run: runRecord(row as unknown as ScheduleRun), nextRunAt: s.nextRunAt == null ? null : seconds(s.nextRunAt) });
-  }
-
-  /** Writes the history row, clears the flight and arms the next turn, in one transaction. */
-  async #close(id: string, f: Flight, end: Ending, now: number, ran: boolean, deferMs?: number): Promise<void> {
-    const closed = await this.o.store.em().transactional(async (tx) => {
-      const s = await tx.findOne(Schedule, { id });
-      if (!s) return null;
-      const row = this.record(id, f, end, now);
-      this.#settle(s, f, row, now, ran, deferMs);
-      tx.create(ScheduleRun, row);
-      s.version += 1;
-      s.updatedAt = now;
-      await tx.flush();
-      return { s, row };
-    });
-    if (closed) this.#finished(closed.s, closed.row);
+  /**
+   * Changes schedules in one transaction: `change` edits each loaded row (returning null to leave
+   * it alone), the rows are written together, and the feed hears of it after the commit. On
+   * PostgreSQL the rows are locked in id order while this runs, so a node never writes over another
+   * node's change. A conflict (a deadlock victim, SQLite busy) is tried again twice.
+   */
+  async #batch(ids: readonly string[], now: number, change: (s: Schedule, tx: EntityManager) => FeedEvent | 'changed' | null): Promise<void> {
+    if (ids.length === 0) return;
+    const lock = this.o.store.driver === 'postgresql' ? { lockMode: LockMode.PESSIMISTIC_WRITE as const } : {};
+    let events: FeedEvent[] = [];
+    for (let attempt = 1; ; attempt++) {
+      events = [];
+      try {
+        await this.o.store.em().transactional(async (tx) => {
+          const rows = await tx.find(Schedule, { id: { $in: [...ids] } }, { orderBy: { id: 'asc' }, ...lock });
+          for (const s of rows) {
+            const out = change(s, tx);
+            if (out === null) continue;
+            s.version += 1;
+            s.updatedAt = now;
+            if (out !== 'changed') events.push(out);
+          }
+          await tx.flush();
+        });
+        break;
+      } catch (err) {
+        if (attempt >= 3) throw err;
+        this.o.log.debug('a scheduler batch met a conflict; trying again', { attempt, ...errorAttrs(err) });
+      }
+    }
+    for (const e of events) this.o.publish(e);
     this.wake();
   }
 }

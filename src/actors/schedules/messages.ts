@@ -92,8 +92,8 @@ export type SchedulesCalls = {
   'schedule.run': { args: { id: string; owner: Owner; replayOf: string | null; by: string }; result: ScheduleRecord | null };
   'schedule.runs': { args: { id: string; owner: Owner; limit: number; before: number | null }; result: RunRecord[] | null };
   'schedule.report': { args: { id: string; owner: Owner; report: RunReport }; result: ScheduleRecord | null };
-  /** The main thread's answer to a `call` event. */
-  'run.outcome': { args: CallOutcome; result: null };
+  /** The main thread's answers to `call` events, gathered per turn of its event loop. */
+  'run.outcomes': { args: readonly CallOutcome[]; result: null };
 };
 
 /** A call the engine asks the main thread to make through the data-plane pipeline. */
