@@ -11,6 +11,7 @@ import { Engine, type Flight } from './engine.ts';
 import { runRecord, scheduleRecord } from './records.ts';
 import { bucketOf, bucketsOf } from './shards.ts';
 import { FeedBus } from './feed-bus.ts';
+import { readRetention, Sweeper, writeRetention } from './sweeper.ts';
 import type { FeedEvent } from './feed.ts';
 
 runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
@@ -68,7 +69,10 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
     return out;
   };
 
+  const sweeper = new Sweeper({ store, clock: ctx.clock, log: ctx.log, publish: (e) => feed.publish(e) });
   await engine.start();
+  // One hourly sweep per node is plenty; any shard sweeps when root changes the retention.
+  if (init.shard === 0) sweeper.start();
   return {
     handlers: {
       'schedule.create': async ({ id: given, input, token }) => {
@@ -158,6 +162,16 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
         if (event) engine.publish(event);
         return record;
       },
+      'settings.get': async () => {
+        const r = await readRetention(store);
+        return { retentionMs: r.ms, updatedAt: r.updatedAt, updatedBy: r.updatedBy };
+      },
+      'settings.put': async ({ retentionMs, by }) => {
+        await writeRetention(store, retentionMs, now(), by);
+        await sweeper.sweep();
+        const r = await readRetention(store);
+        return { retentionMs: r.ms, updatedAt: r.updatedAt, updatedBy: r.updatedBy };
+      },
       'run.outcomes': async (outcomes) => {
         await engine.outcomes(outcomes);
         return null;
@@ -165,6 +179,7 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
     },
     stop: async () => {
       await engine.stop();
+      await sweeper.stop();
       await feed.stop();
       await store.close();
     },

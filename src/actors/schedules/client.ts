@@ -94,7 +94,7 @@ export class SchedulesClient {
 
   /** Routes a call: by the schedule's id to its owner; a new schedule gets its id here. */
   call<K extends keyof SchedulesCalls & string>(type: K, args: SchedulesCalls[K]['args']): Promise<SchedulesCalls[K]['result']> {
-    const a = args as { id?: unknown };
+    const a = (args ?? {}) as { id?: unknown };
     if (type === 'schedule.create' && typeof a.id !== 'string') {
       return this.call(type, { ...args, id: `sch_${newId()}` });
     }

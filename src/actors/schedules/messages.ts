@@ -69,6 +69,13 @@ export interface ScheduleRecord {
   readonly updatedAt: number;
 }
 
+export interface SchedulesSettingsRecord {
+  readonly retentionMs: number;
+  /** epoch ms, null while the default holds */
+  readonly updatedAt: number | null;
+  readonly updatedBy: string | null;
+}
+
 /** Whose schedules a call may see: one token's, or (null) every schedule (root's console). */
 export type Owner = string | null;
 
@@ -92,6 +99,9 @@ export type SchedulesCalls = {
   'schedule.run': { args: { id: string; owner: Owner; replayOf: string | null; by: string }; result: ScheduleRecord | null };
   'schedule.runs': { args: { id: string; owner: Owner; limit: number; before: number | null }; result: RunRecord[] | null };
   'schedule.report': { args: { id: string; owner: Owner; report: RunReport }; result: ScheduleRecord | null };
+  'settings.get': { args: null; result: SchedulesSettingsRecord };
+  /** Stores the retention and sweeps at once with it. */
+  'settings.put': { args: { retentionMs: number; by: string }; result: SchedulesSettingsRecord };
   /** The main thread's answers to `call` events, gathered per turn of its event loop. */
   'run.outcomes': { args: readonly CallOutcome[]; result: null };
 };

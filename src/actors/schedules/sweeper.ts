@@ -1,0 +1,84 @@
+/**
+ * The history sweep (spec 1.1 rules 21 and 36): run records older than the retention go, and so
+ * do delayed actions (`at`) finished before it, with their history. It runs at start, once an hour
+ * on the clock module, and at once when root changes the retention. Every node may sweep: deleting
+ * what is past the line twice deletes nothing the second time.
+ */
+import type { Clock, Timer } from '../../clock/clock.ts';
+import type { Logger } from '../../log/logger.ts';
+import { errorAttrs } from '../../log/logger.ts';
+import type { Store } from '../../store/orm.ts';
+import { Schedule, ScheduleRun, SettingRow } from '../../store/entities.ts';
+import { DEFAULT_RETENTION_MS, RETENTION_KEY } from '../../core/schedules/retention.ts';
+import type { FeedEvent } from './feed.ts';
+
+export const SWEEP_EVERY_MS = 3_600_000;
+
+export interface SweepReport {
+  readonly runs: number;
+  readonly schedules: number;
+}
+
+export async function readRetention(store: Store): Promise<{ ms: number; updatedAt: number | null; updatedBy: string | null }> {
+  const row = await store.em().findOne(SettingRow, { key: RETENTION_KEY });
+  const ms = (row?.value as { ms?: unknown } | undefined)?.ms;
+  return typeof ms === 'number' ? { ms, updatedAt: row!.updatedAt, updatedBy: row!.updatedBy ?? null } : { ms: DEFAULT_RETENTION_MS, updatedAt: null, updatedBy: null };
+}
+
+export async function writeRetention(store: Store, ms: number, now: number, by: string): Promise<void> {
+  const em = store.em();
+  await em.upsert(SettingRow, { key: RETENTION_KEY, value: { ms }, updatedAt: now, updatedBy: by });
+}
+
+export class Sweeper {
+  #timer: Timer | undefined;
+  #running: Promise<SweepReport> | undefined;
+
+  constructor(private readonly o: { store: Store; clock: Clock; log: Logger; publish: (e: FeedEvent) => void }) {}
+
+  start(): void {
+    const tick = () => {
+      void this.sweep();
+      this.#timer = this.o.clock.after(SWEEP_EVERY_MS, tick);
+    };
+    tick();
+  }
+
+  stop(): Promise<unknown> {
+    this.#timer?.cancel();
+    return this.#running ?? Promise.resolve();
+  }
+
+  /** Sweeps now (one sweep at a time); a failure is reported and the next hour tries again. */
+  sweep(): Promise<SweepReport> {
+    this.#running ??= this.#sweep()
+      .catch((err: unknown) => {
+        this.o.log.error('the history sweep failed; it runs again within the hour', errorAttrs(err));
+        return { runs: 0, schedules: 0 };
+      })
+      .finally(() => { this.#running = undefined; });
+    return this.#running;
+  }
+
+  async #sweep(): Promise<SweepReport> {
+    const { ms } = await readRetention(this.o.store);
+    const line = this.o.clock.now() - ms;
+    const em = this.o.store.em();
+    const gone = await em.find(Schedule, { finished: true, at: { $ne: null }, inFlight: null, updatedAt: { $lt: line } }, { fields: ['id'] });
+    const ids = gone.map((s) => s.id);
+    const report = await em.transactional(async (tx) => {
+      let runs = await tx.nativeDelete(ScheduleRun, { endedAt: { $lt: line } });
+      let schedules = 0;
+      if (ids.length > 0) {
+        runs += await tx.nativeDelete(ScheduleRun, { scheduleId: { $in: ids } });
+        schedules = await tx.nativeDelete(Schedule, { id: { $in: ids }, finished: true, updatedAt: { $lt: line } });
+      }
+      return { runs, schedules };
+    });
+    for (const scheduleId of ids) this.o.publish({ type: 'schedule.deleted', scheduleId });
+    if (report.runs > 0 || report.schedules > 0) {
+      this.o.log.info('history swept', { runs: report.runs, finishedSchedules: report.schedules, retentionDays: Math.round(ms / 86_400_000) });
+    }
+    return report;
+  }
+}
