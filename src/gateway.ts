@@ -20,6 +20,7 @@ import { UpstreamPools } from './pipeline/upstream.ts';
 import { readDeclarative } from './core/declarative/document.ts';
 import { makeScheduledCall } from './pipeline/scheduled-call.ts';
 import { controlPlane } from './planes/control/plane.ts';
+import { schedulesLiveSocket } from './planes/control/schedules-live.ts';
 import { internalPlane } from './planes/internal/plane.ts';
 import { VERSION } from './version.ts';
 import { formatAddress } from './settings/address.ts';
@@ -140,6 +141,7 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
       doors.push(openUwsDoor({
         plane, host: at.host, port: at.port, clock, handler: handlers[plane],
         onError: (err, ex) => sendFailure(ex, err, log),
+        ...(plane === 'control' ? { sockets: [schedulesLiveSocket(ctx)] } : {}),
       }));
     }
     for (const d of doors) log.info('listening', { plane: d.plane, protocol: d.protocol, address: d.address });

@@ -11,7 +11,7 @@ import { BodyQueue } from './body-queue.ts';
 import { GatewayError } from './errors.ts';
 import type { Exchange, ExchangeHandler, OutgoingHeaders } from './exchange.ts';
 import { sendProblem } from './respond.ts';
-import { CLOSE, type Socket, type SocketRequest, type SocketRoute, type SocketSession } from './socket.ts';
+import { CLOSE, headExchange, type Socket, type SocketRequest, type SocketRoute, type SocketSession } from './socket.ts';
 
 // Present at run time, missing from the package's types: without it SO_REUSEPORT lets a second
 // process bind the same port silently.
@@ -67,11 +67,195 @@ type MutableExchange = { -readonly [K in keyof Exchange]: Exchange[K] };
 
 async function* noBody(): AsyncGenerator<Uint8Array> {}
 
+const SOCKET_BACKPRESSURE = 1024 * 1024;
+const SOCKET_IDLE_S = 60;
+/** Text a client may send on a socket; a larger frame closes it (uWS). */
+const SOCKET_MAX_PAYLOAD = 16 * 1024;
+/** ws.send's answer when the message was dropped for maxBackpressure. */
+const SEND_DROPPED = 2;
+
+/** A close reason travels in a control frame: at most 123 bytes of UTF-8. */
+function closeReason(reason: string): string {
+  let cut = reason;
+  while (Buffer.byteLength(cut) > 123) cut = cut.slice(0, -1);
+  return cut;
+}
+
+/** What uWS keeps with each socket. */
+interface SocketData {
+  readonly route: SocketRoute;
+  readonly session: SocketSession;
+  socket?: DoorSocket;
+}
+
+/** The door's Socket: JSON text frames, and a slow reader closed rather than buffered without end. */
+class DoorSocket implements Socket {
+  closed = false;
+
+  constructor(private readonly ws: uWS.WebSocket<SocketData>, private readonly limit: number) {}
+
+  get bufferedAmount(): number {
+    return this.closed ? 0 : this.ws.getBufferedAmount();
+  }
+
+  send(message: unknown): boolean {
+    if (this.closed) return false;
+    const text = JSON.stringify(message);
+    let status = 0;
+    this.ws.cork(() => { status = this.ws.send(text, false, false); });
+    if (status !== SEND_DROPPED) return true;
+    this.close(CLOSE.tryAgain, `too slow: more than ${this.limit} bytes waited to be sent; reconnect`);
+    return false;
+  }
+
+  close(code: number, reason: string): void {
+    if (this.closed) return;
+    // end() runs the close handler at once, which marks this socket closed.
+    this.ws.end(code, closeReason(reason));
+  }
+}
+
+/** Runs a session callback; one that throws is a bug: the socket closes with 1011 and the route hears of it. */
+function guarded(route: SocketRoute, socket: DoorSocket | undefined, fn: () => void): void {
+  try {
+    fn();
+  } catch (err) {
+    socket?.close(CLOSE.internal, 'internal error; the gateway\'s operational log has the details');
+    route.onError(err);
+  }
+}
+
+/**
+ * WebSocket routes. The upgrade request is copied at once (uWS frees it on return), counted in
+ * flight like a request until answered, then decided by the route; a refusal is an ordinary
+ * problem+json answer, after which the connection closes.
+ */
+function addSocketRoutes(app: uWS.TemplatedApp, opts: DoorOptions, door: {
+  readonly begin: () => () => void;
+  readonly draining: () => boolean;
+  readonly open: Set<DoorSocket>;
+}): void {
+  for (const route of opts.sockets ?? []) {
+    const limit = route.maxBackpressure ?? SOCKET_BACKPRESSURE;
+    app.ws<SocketData>(route.path, {
+      maxPayloadLength: SOCKET_MAX_PAYLOAD,
+      maxBackpressure: limit,
+      // We close a slow reader ourselves, with a reason it can read (DoorSocket.send).
+      closeOnBackpressureLimit: false,
+      idleTimeout: route.idleTimeoutS ?? SOCKET_IDLE_S,
+      sendPingsAutomatically: true,
+
+      upgrade: (res, req, context) => {
+        const finish = door.begin();
+        const headers: Record<string, string> = {};
+        req.forEach((k, v) => {
+          const prev = headers[k];
+          headers[k] = prev === undefined ? v : `${prev}${k === 'cookie' ? '; ' : ', '}${v}`;
+        });
+        const request: SocketRequest = {
+          plane: opts.plane,
+          method: req.getCaseSensitiveMethod().toUpperCase(),
+          path: req.getUrl(),
+          query: req.getQuery() ?? '',
+          headers,
+          remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
+          secure: false,
+          receivedAt: opts.clock.now(),
+        };
+        const key = headers['sec-websocket-key'] ?? '';
+        const extensions = headers['sec-websocket-extensions'] ?? '';
+        let aborted = false;
+        res.onAborted(() => {
+          aborted = true;
+          finish();
+        });
+
+        const refuse = (err: unknown) => {
+          if (aborted) return;
+          const ex: MutableExchange = {
+            ...headExchange(request),
+            send(status, hdrs, body) {
+              if (ex.responded || aborted) return;
+              ex.responded = true;
+              res.cork(() => {
+                res.writeStatus(statusLine(status));
+                writeHeaders(res, hdrs);
+                res.end(body ?? '', true);
+              });
+            },
+          };
+          if (err instanceof GatewayError) sendProblem(ex, err);
+          else opts.onError(err, ex);
+          finish();
+        };
+
+        const decided = door.draining()
+          ? Promise.reject(new GatewayError('draining'))
+          : Promise.resolve().then(() => route.accept(request));
+        decided.then((session) => {
+          if (aborted) return;
+          if (door.draining()) {
+            refuse(new GatewayError('draining'));
+            return;
+          }
+          // No subprotocol is spoken: none is echoed, so a client that insists on one fails
+          // the handshake itself rather than believing it was agreed.
+          res.cork(() => res.upgrade<SocketData>({ route, session }, key, '', extensions, context));
+          finish();
+        }, refuse);
+      },
+
+      open: (ws) => {
+        const data = ws.getUserData();
+        const socket = new DoorSocket(ws, limit);
+        data.socket = socket;
+        door.open.add(socket);
+        guarded(route, socket, () => data.session.onOpen(socket));
+      },
+
+      message: (ws, message) => {
+        const data = ws.getUserData();
+        const onMessage = data.session.onMessage?.bind(data.session);
+        if (!onMessage) return;
+        // The ArrayBuffer is only valid inside this callback: decode it now.
+        const text = Buffer.from(message).toString('utf8');
+        guarded(route, data.socket, () => onMessage(text));
+      },
+
+      close: (ws, code, message) => {
+        const data = ws.getUserData();
+        const socket = data.socket;
+        if (!socket) return;
+        socket.closed = true;
+        door.open.delete(socket);
+        const reason = Buffer.from(message).toString('utf8');
+        guarded(route, undefined, () => data.session.onClose(code, reason));
+      },
+    });
+  }
+}
+
 export function openUwsDoor(opts: DoorOptions): Door {
   let inFlight = 0;
   let draining = false;
   let idle: (() => void) | undefined;
   const app = uWS.App();
+  const sockets = new Set<DoorSocket>();
+
+  addSocketRoutes(app, opts, {
+    begin: () => {
+      inFlight++;
+      let finished = false;
+      return () => {
+        if (finished) return;
+        finished = true;
+        inFlight--;
+        if (inFlight === 0) idle?.();
+      };
+    },
+    draining: () => draining,
+    open: sockets,
+  });
 
   app.any('/*', (res, req) => {
     inFlight++;
@@ -248,6 +432,7 @@ export function openUwsDoor(opts: DoorOptions): Door {
     },
     close() {
       this.stopAccepting();
+      for (const socket of [...sockets]) socket.close(CLOSE.goingAway, 'the gateway is stopping; reconnect');
       app.close();
     },
   };

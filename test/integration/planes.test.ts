@@ -20,6 +20,10 @@ test(`healthz and readyz answer on every plane (${TEST_DATABASE})`, async () => 
     assert.equal(r.json.status, 'ready');
     assert.equal(r.json.database, 'ok');
     assert.equal(r.json.actors.config, 'ready');
+    // One ScheduleActor per shard: two by default on PostgreSQL, always one on SQLite.
+    const shards = Object.keys(r.json.actors).filter((a) => a.startsWith('schedules-')).sort();
+    assert.deepEqual(shards, t.db.databaseUrl ? ['schedules-0', 'schedules-1'] : ['schedules-0']);
+    for (const a of shards) assert.equal(r.json.actors[a], 'ready');
   }
 });
 

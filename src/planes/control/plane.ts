@@ -16,6 +16,8 @@ import { addTokensApi } from './tokens-api.ts';
 import { addOrganisationsApi } from './organisations-api.ts';
 import { addVaultApi } from './vault-api.ts';
 import { addSchedulesApi } from '../shared/schedules-api.ts';
+import { addSettingsApi } from './settings-api.ts';
+import { addSchedulesLiveRoute } from './schedules-live.ts';
 
 export function controlRouter(gw: GatewayContext): Router<Principal> {
   const router = new Router<Principal>();
@@ -28,7 +30,9 @@ export function controlRouter(gw: GatewayContext): Router<Principal> {
   addTokensApi(router, gw);
   addOrganisationsApi(router, gw);
   addVaultApi(router, gw);
+  addSchedulesLiveRoute(router); // before /api/schedules/{id}, which would take "live" as an id
   addSchedulesApi(router, gw, 'control');
+  addSettingsApi(router, gw);
   let document: Record<string, unknown> | undefined;
   router.add('GET', '/api/openapi.json', {
     summary: 'This document: the control plane\'s API', tags: ['meta'], auth: 'none',

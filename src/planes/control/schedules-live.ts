@@ -1,0 +1,211 @@
+/**
+ * The scheduler screen's live feed (spec 1.1 rule 37, 6.2): `/api/schedules/live`, a WebSocket
+ * on the control plane. It opens with `hello` (every schedule, as GET /api/schedules lists them
+ * for the console), then forwards each scheduler feed event of this node, optionally narrowed to
+ * one organisation and one route. docs/live.md is the wire format.
+ */
+import { GatewayError, invalidField } from '../../http/errors.ts';
+import { sendProblem } from '../../http/respond.ts';
+import type { RouteDoc, Router } from '../../http/router.ts';
+import { CLOSE, headExchange, type Socket, type SocketRequest, type SocketRoute, type SocketSession } from '../../http/socket.ts';
+import type { FeedEvent } from '../../actors/schedules/feed.ts';
+import type { ScheduleRecord } from '../../actors/schedules/messages.ts';
+import { errorAttrs } from '../../log/logger.ts';
+import type { GatewayContext } from '../context.ts';
+import type { Principal } from '../principal.ts';
+import { ownOrigin } from '../shared/origin.ts';
+import { authenticateControl, requireCapability } from './auth.ts';
+import { seconds } from './resource-docs.ts';
+
+export const LIVE_PATH = '/api/schedules/live';
+/** What the console needs to read schedules (schedules-api.ts, ownerOf). */
+const CAPABILITY = 'app-admin';
+
+const DOC: RouteDoc = {
+  summary: 'Scheduler live feed (WebSocket)', tags: ['schedules'], auth: 'session',
+  description: [
+    'Open with a WebSocket upgrade (ws://…/api/schedules/live); a plain request is answered 426 upgrade-required.',
+    'Needs the console session (with the console\'s own Origin) or an admin token, and app-admin or root.',
+    'Query filters: organisation=<id> (or tenant=), routeId=<id> (or route=). Every message is a JSON text frame with a type:',
+    'hello {node, at, schedules}; run.started {scheduleId, runId, attempt, phase, scheduledFor, startedAt, node, cause};',
+    'run.advanced {scheduleId, runId, attempt, phase, progress, detail}; run.retrying {scheduleId, runId, attempt, status, detail, nextAttemptAt};',
+    'run.finished {scheduleId, run, nextRunAt}; schedule.changed {schedule}; schedule.deleted {scheduleId}.',
+    'Close codes: 1001 gateway stopping, 1008 credentials no longer valid, 1011 internal error, 1013 too slow a reader or the scheduler restarting (reconnect). See docs/live.md.',
+  ].join(' '),
+  responses: {
+    101: { description: 'switching to the WebSocket protocol' },
+    400: { description: 'an unknown or repeated filter (filter.invalid, field.invalid)' },
+    401: { description: 'no valid session or token' },
+    403: { description: 'not app-admin or root (capability), or a session without the console\'s Origin (origin-mismatch)' },
+    426: { description: 'a request that is not a WebSocket upgrade (upgrade-required)' },
+  },
+};
+
+/** A plain GET on the feed's address: a refusal that says how to open it. */
+export function addSchedulesLiveRoute(router: Router<Principal>): void {
+  router.add('GET', LIVE_PATH, DOC, (ctx) => {
+    requireCapability(ctx.principal, CAPABILITY);
+    sendProblem(ctx.ex, new GatewayError('upgrade-required', `${LIVE_PATH} is a WebSocket: open it with a WebSocket client (an upgrade request), not a plain request.`), { upgrade: 'websocket' });
+    return {};
+  });
+}
+
+/**
+ * The control plane's rules, applied to the upgrade: an admin token, or the console session. A
+ * browser lets any page open a WebSocket with the cookie, so the session also needs the console's
+ * own Origin, as unsafe requests do.
+ */
+function admit(gw: GatewayContext, req: SocketRequest): Principal {
+  const ex = headExchange(req);
+  const principal = authenticateControl(gw, ex, DOC);
+  if (principal.kind === 'session' && req.headers.origin !== ownOrigin(ex)) {
+    throw new GatewayError('origin-mismatch', req.headers.origin
+      ? `The live feed opens with the console session from ${ownOrigin(ex) ?? 'this address'} only, not from ${req.headers.origin}.`
+      : 'The live feed opens with the console session only with the console\'s Origin header (browsers send it; scripts should use a token).');
+  }
+  requireCapability(principal, CAPABILITY);
+  return principal;
+}
+
+interface Filters {
+  readonly organisation?: string;
+  readonly routeId?: string;
+}
+
+type Place = Pick<ScheduleRecord, 'organisation' | 'routeId'>;
+
+/** The names `GET /api/schedules` uses for the same filters, accepted too. */
+const ALIASES: Readonly<Record<string, 'organisation' | 'routeId'>> = { tenant: 'organisation', route: 'routeId' };
+
+/** Unknown or repeated parameters are refused: a typo is not "no filter". */
+function readFilters(query: string): Filters {
+  const f: { organisation?: string; routeId?: string } = {};
+  for (const [given, value] of new URLSearchParams(query)) {
+    const name = ALIASES[given] ?? given;
+    if (name !== 'organisation' && name !== 'routeId') {
+      throw new GatewayError('filter.invalid', `"${given}" is not a filter of the live feed; use organisation (or tenant) or routeId (or route).`, given);
+    }
+    if (f[name] !== undefined) throw invalidField(name, `${name} may be given once.`);
+    if (value === '') throw invalidField(name, `${name} needs a value.`);
+    f[name] = value;
+  }
+  return f;
+}
+
+const placeOf = (s: ScheduleRecord): Place => ({ organisation: s.organisation, routeId: s.routeId });
+
+/**
+ * One client. Events are handled one after the other on a promise chain, hello first: the feed
+ * is subscribed before the list is read, so nothing falls between hello and the first event.
+ */
+class FeedSession implements SocketSession {
+  #socket: Socket | undefined;
+  #unsubscribe: (() => void) | undefined;
+  #closed = false;
+  #chain: Promise<void> = Promise.resolve();
+  /** Where each schedule is, to filter run.* events (which name only the schedule); filtered feeds only. */
+  readonly #known = new Map<string, Place>();
+  readonly #filtered: boolean;
+
+  constructor(private readonly gw: GatewayContext, private readonly req: SocketRequest, private readonly filters: Filters) {
+    this.#filtered = filters.organisation !== undefined || filters.routeId !== undefined;
+  }
+
+  onOpen(socket: Socket): void {
+    this.#socket = socket;
+    this.#unsubscribe = this.gw.schedules.onFeed((event) => this.#then(() => this.#forward(event)));
+    this.#then(() => this.#hello());
+  }
+
+  onClose(): void {
+    this.#closed = true;
+    this.#unsubscribe?.();
+  }
+
+  #then(step: () => void | Promise<void>): void {
+    this.#chain = this.#chain
+      .then(async () => { if (!this.#closed) await step(); })
+      .catch((err: unknown) => this.#fail(err));
+  }
+
+  #matches(p: Place): boolean {
+    return (this.filters.organisation === undefined || p.organisation === this.filters.organisation)
+      && (this.filters.routeId === undefined || p.routeId === this.filters.routeId);
+  }
+
+  async #hello(): Promise<void> {
+    if (!this.#admitted()) return;
+    const all = await this.gw.schedules.call('schedule.list', { owner: null, filters: [] });
+    if (this.#filtered) for (const s of all) this.#known.set(s.id, placeOf(s));
+    this.#socket?.send({
+      type: 'hello', node: this.gw.settings.nodeName, at: seconds(this.gw.clock.now()),
+      schedules: this.#filtered ? all.filter((s) => this.#matches(s)) : all,
+    });
+  }
+
+  async #forward(event: FeedEvent): Promise<void> {
+    if (!this.#admitted()) return;
+    if (await this.#shows(event)) this.#socket?.send(event);
+  }
+
+  /** A schedule leaving the filter is sent once more (changed, or deleted) so a screen can drop it. */
+  async #shows(event: FeedEvent): Promise<boolean> {
+    if (!this.#filtered) return true;
+    switch (event.type) {
+      case 'schedule.changed': {
+        const before = this.#known.get(event.schedule.id);
+        this.#known.set(event.schedule.id, placeOf(event.schedule));
+        return this.#matches(event.schedule) || (before !== undefined && this.#matches(before));
+      }
+      case 'schedule.deleted': {
+        const before = this.#known.get(event.scheduleId);
+        this.#known.delete(event.scheduleId);
+        return before !== undefined && this.#matches(before);
+      }
+      default: {
+        let place = this.#known.get(event.scheduleId);
+        if (!place) {
+          // Not seen yet (written on another node): ask once, then remember.
+          const s = await this.gw.schedules.call('schedule.get', { id: event.scheduleId, owner: null });
+          if (!s) return false;
+          place = placeOf(s);
+          this.#known.set(s.id, place);
+        }
+        return this.#matches(place);
+      }
+    }
+  }
+
+  /** Credentials are checked again before each message: a sign-out or a revocation ends the feed. */
+  #admitted(): boolean {
+    try {
+      admit(this.gw, this.req);
+      return true;
+    } catch (err) {
+      if (!(err instanceof GatewayError)) throw err;
+      this.#socket?.close(CLOSE.policy, `credentials no longer valid: ${err.detail}`);
+      return false;
+    }
+  }
+
+  #fail(err: unknown): void {
+    if (err instanceof GatewayError && err.status === 503) {
+      this.#socket?.close(CLOSE.tryAgain, `${err.detail} Reconnect.`);
+      return;
+    }
+    this.gw.log.error('the schedules live feed failed', { path: LIVE_PATH, remote: this.req.remoteAddress, ...errorAttrs(err) });
+    this.#socket?.close(CLOSE.internal, 'internal error; the gateway\'s operational log has the details');
+  }
+}
+
+/** The WebSocket route the control plane's door serves at /api/schedules/live. */
+export function schedulesLiveSocket(gw: GatewayContext): SocketRoute {
+  return {
+    path: LIVE_PATH,
+    accept: async (req) => {
+      admit(gw, req);
+      return new FeedSession(gw, req, readFilters(req.query));
+    },
+    onError: (err) => gw.log.error('a schedules live feed callback failed', { path: LIVE_PATH, ...errorAttrs(err) }),
+  };
+}
