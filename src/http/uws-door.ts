@@ -242,30 +242,21 @@ export function openUwsDoor(opts: DoorOptions): Door {
   const app = uWS.App();
   const sockets = new Set<DoorSocket>();
 
-  addSocketRoutes(app, opts, {
-    begin: () => {
-      inFlight++;
-      let finished = false;
-      return () => {
-        if (finished) return;
-        finished = true;
-        inFlight--;
-        if (inFlight === 0) idle?.();
-      };
-    },
-    draining: () => draining,
-    open: sockets,
-  });
-
-  app.any('/*', (res, req) => {
+  /** Counts a request (or an upgrade) in flight until the returned function is called. */
+  const begin = () => {
     inFlight++;
     let finished = false;
-    const finish = () => {
+    return () => {
       if (finished) return;
       finished = true;
       inFlight--;
       if (inFlight === 0) idle?.();
     };
+  };
+  addSocketRoutes(app, opts, { begin, draining: () => draining, open: sockets });
+
+  app.any('/*', (res, req) => {
+    const finish = begin();
 
     const headers: Record<string, string> = {};
     req.forEach((k, v) => {
