@@ -17,7 +17,7 @@ import type { FeedEvent } from './feed.ts';
 runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
   const store = await openStore({ ...init.store, poolSize: 4 });
   const now = () => ctx.clock.now();
-  const feed = new FeedBus({ store, log: ctx.log, deliver: (event) => ctx.emit({ type: 'feed', event }), listener: init.shard === 0 });
+  const feed = new FeedBus({ store, log: ctx.log, deliver: (event) => ctx.emit({ type: 'feed', event }), listener: init.shard === 0, wanted: init.feedWanted });
   await feed.start();
   const engine = new Engine({
     store, clock: ctx.clock, log: ctx.log, node: init.node, masterKey: Buffer.from(init.masterKey, 'base64'), emit: ctx.emit,
@@ -161,6 +161,10 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
         }));
         if (event) engine.publish(event);
         return record;
+      },
+      'feed.want': ({ on }) => {
+        feed.want(on);
+        return null;
       },
       'settings.get': async () => {
         const r = await readRetention(store);

@@ -32,6 +32,7 @@ export class SchedulesClient {
   readonly hosts: readonly Host[];
   readonly #feed = new Set<FeedListener>();
   readonly #outcomes = new Map<Host, CallOutcome[]>();
+  #wanted: Promise<void> = Promise.resolve();
   #next = 0;
 
   constructor(private readonly opts: SchedulesClientOptions) {
@@ -39,7 +40,7 @@ export class SchedulesClient {
       const host: Host = new ActorHost<SchedulesCalls, SchedulesInit, SchedulesEvent>({
         name: `schedules-${shard}`,
         module: siblingModule(import.meta.url, './actor.ts'),
-        init: () => ({ store: opts.store, node: opts.node, masterKey: opts.masterKey.toString('base64'), shard, shards: opts.shards }),
+        init: () => ({ store: opts.store, node: opts.node, masterKey: opts.masterKey.toString('base64'), shard, shards: opts.shards, feedWanted: this.#feed.size > 0 }),
         log: opts.log,
         clock: opts.clock,
         onEvent: (event) => this.#onEvent(host, event),
@@ -78,10 +79,28 @@ export class SchedulesClient {
     });
   }
 
-  /** Listens to the scheduler feed (runs starting, advancing, finishing; schedules changing). */
+  /**
+   * Listens to the scheduler feed (runs starting, advancing, finishing; schedules changing). The
+   * actors send the feed to this thread only while someone listens: a busy minute with no console
+   * open costs no messages. `feedReady()` resolves once every actor knows.
+   */
   onFeed(fn: FeedListener): () => void {
     this.#feed.add(fn);
-    return () => { this.#feed.delete(fn); };
+    if (this.#feed.size === 1) this.#want(true);
+    return () => {
+      if (this.#feed.delete(fn) && this.#feed.size === 0) this.#want(false);
+    };
+  }
+
+  feedReady(): Promise<void> {
+    return this.#wanted;
+  }
+
+  #want(on: boolean): void {
+    this.#wanted = Promise.all(this.hosts.map((h) => h.call('feed.want', { on }).catch((err: unknown) => {
+      // A restarting actor reads the current answer from its init.
+      this.opts.log.debug('an actor did not hear whether the feed is wanted', { actor: h.name, ...errorAttrs(err) });
+    }))).then(() => undefined);
   }
 
   async start(): Promise<void> {

@@ -22,6 +22,8 @@ export interface FeedBusOptions {
   readonly deliver: (event: FeedEvent) => void;
   /** Whether this actor is the one of its node that listens to the cluster. */
   readonly listener: boolean;
+  /** Whether this node's main thread wants the feed at start (then `want()` tells). */
+  readonly wanted: boolean;
 }
 
 export class FeedBus {
@@ -30,16 +32,27 @@ export class FeedBus {
   #listener: Listener | undefined;
   #sending: Promise<void> = Promise.resolve();
   readonly #cluster: boolean;
+  #wanted: boolean;
 
   constructor(private readonly o: FeedBusOptions) {
     this.#cluster = o.store.driver === 'postgresql';
+    this.#wanted = o.wanted;
+  }
+
+  /** Nobody listening on this node: nothing is handed to its main thread (the cluster still hears). */
+  want(on: boolean): void {
+    this.#wanted = on;
+  }
+
+  #deliver(event: FeedEvent): void {
+    if (this.#wanted) this.o.deliver(event);
   }
 
   async start(): Promise<void> {
     if (!this.#cluster || !this.o.listener) return;
     this.#listener = await listen(this.o.store, FEED_CHANNEL, (payload) => {
       try {
-        for (const event of JSON.parse(payload) as FeedEvent[]) this.o.deliver(event);
+        if (this.#wanted) for (const event of JSON.parse(payload) as FeedEvent[]) this.o.deliver(event);
       } catch (err) {
         this.o.log.warn('a scheduler feed notification could not be read', errorAttrs(err));
       }
@@ -48,7 +61,7 @@ export class FeedBus {
 
   publish(event: FeedEvent): void {
     if (!this.#cluster) {
-      this.o.deliver(event);
+      this.#deliver(event);
       return;
     }
     this.#pending.push(fitted(event));
@@ -65,7 +78,7 @@ export class FeedBus {
           await notify(this.o.store, FEED_CHANNEL, payload);
         } catch (err) {
           // This node's consoles still hear of their own node's runs.
-          for (const e of JSON.parse(payload) as FeedEvent[]) this.o.deliver(e);
+          for (const e of JSON.parse(payload) as FeedEvent[]) this.#deliver(e);
           this.o.log.warn('scheduler feed events could not be sent to the cluster', errorAttrs(err));
         }
       }

@@ -99,6 +99,8 @@ export type SchedulesCalls = {
   'schedule.run': { args: { id: string; owner: Owner; replayOf: string | null; by: string }; result: ScheduleRecord | null };
   'schedule.runs': { args: { id: string; owner: Owner; limit: number; before: number | null }; result: RunRecord[] | null };
   'schedule.report': { args: { id: string; owner: Owner; report: RunReport }; result: ScheduleRecord | null };
+  /** Whether the main thread wants feed events (someone listens on this node). */
+  'feed.want': { args: { on: boolean }; result: null };
   'settings.get': { args: null; result: SchedulesSettingsRecord };
   /** Stores the retention and sweeps at once with it. */
   'settings.put': { args: { retentionMs: number; by: string }; result: SchedulesSettingsRecord };
@@ -149,4 +151,6 @@ export interface SchedulesInit {
   /** This actor's shard, of `shards` on the node (shards.ts). */
   readonly shard: number;
   readonly shards: number;
+  /** Whether someone on this node listens to the feed right now. */
+  readonly feedWanted: boolean;
 }

@@ -135,6 +135,8 @@ class FeedSession implements SocketSession {
 
   async #hello(): Promise<void> {
     if (!this.#admitted()) return;
+    // Every actor must be sending the feed before the list is read, or an event could fall between.
+    await this.gw.schedules.feedReady();
     const all = await this.gw.schedules.call('schedule.list', { owner: null, filters: [] });
     if (this.#filtered) for (const s of all) this.#known.set(s.id, placeOf(s));
     this.#socket?.send({
