@@ -68,6 +68,12 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
     engine.wake();
     return out;
   };
+  /** A write that moved the next turn: the engine re-arms only if it comes before its timer. */
+  const thenConsider = async (p: Promise<ScheduleRecord | null>): Promise<ScheduleRecord | null> => {
+    const out = await p;
+    if (out?.nextRunAt != null) engine.consider(out.nextRunAt * 1000);
+    return out;
+  };
 
   const sweeper = new Sweeper({ store, clock: ctx.clock, log: ctx.log, publish: (e) => feed.publish(e) });
   await engine.start();
@@ -86,7 +92,7 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
         });
         rearm(s);
         await em.flush();
-        engine.wake();
+        engine.consider(s.nextRunAt ?? null);
         const record = scheduleRecord(s);
         changed(record);
         return record;
@@ -101,7 +107,7 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
         return rows.filter((s) => keep({ metadata: s.metadata, organisation: s.organisation ?? null, routeId: s.routeId })).map(scheduleRecord);
       },
       // PUT replaces every writable field; id, history and the paused state stay.
-      'schedule.replace': ({ id, owner, input }) => thenWake(change(id, owner, (s) => {
+      'schedule.replace': ({ id, owner, input }) => thenConsider(change(id, owner, (s) => {
         Object.assign(s, fields(input));
         s.finished = false;
         s.deferrals = 0;
@@ -123,7 +129,7 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
         s.paused = true;
         rearm(s);
       }),
-      'schedule.resume': ({ id, owner }) => thenWake(change(id, owner, (s) => {
+      'schedule.resume': ({ id, owner }) => thenConsider(change(id, owner, (s) => {
         s.paused = false;
         rearm(s);
       })),

@@ -101,6 +101,8 @@ export function historyId(): string {
 
 export class Engine {
   #timer: Timer | undefined;
+  /** When the timer fires (epoch ms; infinite when none is armed). */
+  #armedAt = Number.POSITIVE_INFINITY;
   #backstop: Timer | undefined;
   #running: Promise<void> | undefined;
   #again = false;
@@ -158,6 +160,23 @@ export class Engine {
     await this.#listener?.close();
   }
 
+  /**
+   * A schedule's next turn was (re)computed by a write. A turn later than the armed timer needs
+   * no look at all: creating thousands of schedules costs no query each.
+   */
+  consider(nextRunAt: number | null): void {
+    if (nextRunAt === null || this.#stopped) return;
+    if (nextRunAt <= this.o.clock.now() || this.#running) {
+      // Due now, or a look in progress may have read the schedules before this write: look (again).
+      this.wake();
+      return;
+    }
+    if (nextRunAt >= this.#armedAt) return;
+    this.#armedAt = nextRunAt;
+    this.#timer?.cancel();
+    this.#timer = this.o.clock.after(nextRunAt - this.o.clock.now(), () => this.wake());
+  }
+
   /** Something changed: look now, then sleep until the next owed turn or lease. */
   wake(): void {
     if (this.#stopped) return;
@@ -197,6 +216,7 @@ export class Engine {
     // Read the clock after the queries: it may have moved meanwhile (a test clock moves in jumps).
     const now = this.o.clock.now();
     this.#timer?.cancel();
+    this.#armedAt = wakeAt;
     if (Number.isFinite(wakeAt)) this.#timer = this.o.clock.after(Math.max(0, wakeAt - now), () => this.wake());
   }
 
