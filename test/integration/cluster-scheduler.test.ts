@@ -47,6 +47,9 @@ if (TEST_DATABASE === 'postgres') {
       await root.put('/api/roles/jobs', {});
       await root.put('/api/routes/billing', { upstream: up.origin, paths: ['/billing'], rule: { roles: ['jobs'] } });
       const token = (await root.post('/api/tokens', { name: 'billing-svc', kind: 'schedules', routes: ['billing'], roles: ['jobs'] })).json.token as string;
+      // The route is changed after the token, so a node that knows its new path knows the token too.
+      await root.put('/api/routes/billing', { upstream: up.origin, paths: ['/billing', '/billing-v2'], rule: { roles: ['jobs'] } });
+      for (const node of nodes) await knowsRoute(node, '/billing-v2/x');
       // Every node learns the route through the shared database.
       for (const node of nodes) await knowsRoute(node, '/billing/x');
       const SCHEDULES = 12;

@@ -182,8 +182,9 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
         const r = await readRetention(store);
         return { retentionMs: r.ms, updatedAt: r.updatedAt, updatedBy: r.updatedBy };
       },
-      'run.outcomes': async (outcomes) => {
-        await engine.outcomes(outcomes);
+      // Not awaited: the engine gathers answers that arrive while it writes (engine.outcomes).
+      'run.outcomes': (outcomes) => {
+        engine.outcomes(outcomes);
         return null;
       },
     },

@@ -22,6 +22,7 @@ import { vaultScope } from '../../core/vault/vault-input.ts';
 import { clampDeferral, judge, MAX_ATTEMPTS, MAX_DEFERRALS } from '../../core/schedules/outcomes.ts';
 import type { CallOutcome, RunReport, ScheduledCall, SchedulesEvent } from './messages.ts';
 import { runRecord } from './records.ts';
+import { claimTurns } from './claims.ts';
 import type { FeedEvent } from './feed.ts';
 
 const seconds = (ms: number): number => Math.floor(ms / 1000);
@@ -101,6 +102,8 @@ export function historyId(): string {
 
 export class Engine {
   #timer: Timer | undefined;
+  #answers: CallOutcome[] = [];
+  #writing: Promise<void> | undefined;
   /** When the timer fires (epoch ms; infinite when none is armed). */
   #armedAt = Number.POSITIVE_INFINITY;
   #backstop: Timer | undefined;
@@ -139,6 +142,7 @@ export class Engine {
     this.#timer?.cancel();
     this.#backstop?.cancel();
     await this.#running;
+    await this.settled();
     try {
       const now = this.o.clock.now();
       const mine = (await this.o.store.em().find(Schedule, { ...this.#mine, leaseUntil: { $ne: null } }))
@@ -221,8 +225,8 @@ export class Engine {
   }
 
   /**
-   * Takes due turns, one conditional UPDATE each (only the node whose version matches wins), all
-   * in one transaction; the calls go out once it is committed. A turn that came round past catchUp
+   * Takes due turns with one conditional UPDATE for the batch (a node wins only the turns whose
+   * version it read); the calls go out once it is committed. A turn that came round past catchUp
    * is dropped instead.
    */
   async #take(due: readonly Schedule[], now: number): Promise<void> {
@@ -249,19 +253,12 @@ export class Engine {
         },
       });
     }
-    const won: typeof takes = [];
+    let won: typeof takes = [];
     if (takes.length > 0) {
-      // Rows are updated in id order, as the outcome batches lock them: two batches never wait on each other in a circle.
+      // Turns are locked in id order, as the outcome batches lock them.
       takes.sort((a, b) => (a.s.id < b.s.id ? -1 : 1));
-      await this.o.store.em().transactional(async (tx) => {
-        for (const t of takes) {
-          const n = await tx.nativeUpdate(Schedule, { id: t.s.id, version: t.s.version, inFlight: null }, {
-            version: t.s.version + 1, inFlight: t.flight as unknown as Record<string, unknown>, leaseUntil: t.flight.leaseUntil,
-            runRequest: null, pendingTurn: null, nextRunAt: null, updatedAt: now,
-          });
-          if (n === 1) won.push(t);
-        }
-      });
+      const ids = await this.#retried('taking due turns', () => claimTurns(this.o.store, takes.map((t) => ({ id: t.s.id, version: t.s.version, flight: t.flight })), now + LEASE_MS, now));
+      won = takes.filter((t) => ids.has(t.s.id));
     }
     for (const { s, flight } of won) {
       this.#started(s.id, flight);
@@ -316,11 +313,30 @@ export class Engine {
     return Object.fromEntries(Object.entries(s.headers).map(([k, v]) => [k, resolveReferences(v, (n) => values.get(n))]));
   }
 
-  /** The main thread's answers to calls, in one transaction: table 3.1 decides what follows. */
-  async outcomes(list: readonly CallOutcome[]): Promise<void> {
-    const now = this.o.clock.now();
-    const byId = new Map(list.map((o) => [o.scheduleId, o]));
-    await this.#batch([...byId.keys()], now, (s, tx) => this.#outcomeIn(s, tx, byId.get(s.id)!, now));
+  /**
+   * The main thread's answers to calls: table 3.1 decides what follows. Answers that arrive while
+   * a write is going on wait for the next one, so under load a write carries hundreds of them.
+   */
+  outcomes(list: readonly CallOutcome[]): void {
+    this.#answers.push(...list);
+    if (this.#writing) return;
+    this.#writing = (async () => {
+      while (this.#answers.length > 0) {
+        const batch = this.#answers.splice(0, BATCH);
+        const now = this.o.clock.now();
+        const byId = new Map(batch.map((o) => [o.scheduleId, o]));
+        try {
+          await this.#batch([...byId.keys()], now, (s, tx) => this.#outcomeIn(s, tx, byId.get(s.id)!, now));
+        } catch (err) {
+          this.o.log.error('call outcomes could not be written; their lease settles them', { count: batch.length, ...errorAttrs(err) });
+        }
+      }
+    })().finally(() => { this.#writing = undefined; });
+  }
+
+  /** Resolves once the answers received so far are written (stopping waits for it). */
+  async settled(): Promise<void> {
+    while (this.#writing) await this.#writing;
   }
 
   #outcomeIn(s: Schedule, tx: EntityManager, o: CallOutcome, now: number): FeedEvent | null {
@@ -453,28 +469,37 @@ export class Engine {
   async #batch(ids: readonly string[], now: number, change: (s: Schedule, tx: EntityManager) => FeedEvent | 'changed' | null): Promise<void> {
     if (ids.length === 0) return;
     const lock = this.o.store.driver === 'postgresql' ? { lockMode: LockMode.PESSIMISTIC_WRITE as const } : {};
-    let events: FeedEvent[] = [];
+    const moved: number[] = [];
+    const events = await this.#retried('writing outcomes', () => this.o.store.em().transactional(async (tx) => {
+      const out: FeedEvent[] = [];
+      moved.length = 0;
+      const rows = await tx.find(Schedule, { id: { $in: [...ids] } }, { orderBy: { id: 'asc' }, ...lock });
+      for (const s of rows) {
+        const result = change(s, tx);
+        if (result === null) continue;
+        s.version += 1;
+        s.updatedAt = now;
+        if (s.nextRunAt != null) moved.push(s.nextRunAt);
+        if (s.leaseUntil != null) moved.push(s.leaseUntil);
+        if (result !== 'changed') out.push(result);
+      }
+      await tx.flush();
+      return out;
+    }));
+    for (const e of events) this.o.publish(e);
+    // Only what these writes armed matters: a turn or lease end before the timer re-arms it.
+    for (const at of moved) this.consider(at);
+  }
+
+  /** Runs a write again after a conflict (a deadlock victim, a busy SQLite file), twice at most. */
+  async #retried<T>(what: string, fn: () => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      events = [];
       try {
-        await this.o.store.em().transactional(async (tx) => {
-          const rows = await tx.find(Schedule, { id: { $in: [...ids] } }, { orderBy: { id: 'asc' }, ...lock });
-          for (const s of rows) {
-            const out = change(s, tx);
-            if (out === null) continue;
-            s.version += 1;
-            s.updatedAt = now;
-            if (out !== 'changed') events.push(out);
-          }
-          await tx.flush();
-        });
-        break;
+        return await fn();
       } catch (err) {
         if (attempt >= 3) throw err;
-        this.o.log.debug('a scheduler batch met a conflict; trying again', { attempt, ...errorAttrs(err) });
+        this.o.log.debug('a scheduler write met a conflict; trying again', { what, attempt, ...errorAttrs(err) });
       }
     }
-    for (const e of events) this.o.publish(e);
-    this.wake();
   }
 }
