@@ -32,6 +32,14 @@ export const LEASE_MS = 5 * 60_000;
 /** Nodes tell each other here that a turn may be theirs to take (a hand-over). */
 export const CHANNEL = 'meerkat_schedules';
 const BATCH = 200;
+/**
+ * What writing an outcome reads of a schedule: its cadence and state, not its payload (headers,
+ * body, metadata), which only a call needs.
+ */
+const OUTCOME_FIELDS = [
+  'id', 'every', 'cron', 'at', 'timezone', 'catchUpS', 'paused', 'finished', 'nextRunAt', 'inFlight', 'leaseUntil',
+  'lastRun', 'deferrals', 'pendingTurn', 'runRequest', 'version', 'updatedAt',
+] as const;
 
 /** What a schedule holds while a run is in flight (epoch ms inside; answers show seconds). */
 export interface Flight {
@@ -326,7 +334,7 @@ export class Engine {
         const now = this.o.clock.now();
         const byId = new Map(batch.map((o) => [o.scheduleId, o]));
         try {
-          await this.#batch([...byId.keys()], now, (s, tx) => this.#outcomeIn(s, tx, byId.get(s.id)!, now));
+          await this.#batch([...byId.keys()], now, (s, tx) => this.#outcomeIn(s, tx, byId.get(s.id)!, now), OUTCOME_FIELDS);
         } catch (err) {
           this.o.log.error('call outcomes could not be written; their lease settles them', { count: batch.length, ...errorAttrs(err) });
         }
@@ -466,14 +474,14 @@ export class Engine {
    * PostgreSQL the rows are locked in id order while this runs, so a node never writes over another
    * node's change. A conflict (a deadlock victim, SQLite busy) is tried again twice.
    */
-  async #batch(ids: readonly string[], now: number, change: (s: Schedule, tx: EntityManager) => FeedEvent | 'changed' | null): Promise<void> {
+  async #batch(ids: readonly string[], now: number, change: (s: Schedule, tx: EntityManager) => FeedEvent | 'changed' | null, fields?: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
     const lock = this.o.store.driver === 'postgresql' ? { lockMode: LockMode.PESSIMISTIC_WRITE as const } : {};
     const moved: number[] = [];
     const events = await this.#retried('writing outcomes', () => this.o.store.em().transactional(async (tx) => {
       const out: FeedEvent[] = [];
       moved.length = 0;
-      const rows = await tx.find(Schedule, { id: { $in: [...ids] } }, { orderBy: { id: 'asc' }, ...lock });
+      const rows = await tx.find(Schedule, { id: { $in: [...ids] } }, { orderBy: { id: 'asc' }, ...lock, ...(fields ? { fields: fields as never } : {}) });
       for (const s of rows) {
         const result = change(s, tx);
         if (result === null) continue;
