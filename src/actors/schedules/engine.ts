@@ -22,7 +22,7 @@ import { vaultScope } from '../../core/vault/vault-input.ts';
 import { clampDeferral, judge, MAX_ATTEMPTS, MAX_DEFERRALS } from '../../core/schedules/outcomes.ts';
 import type { CallOutcome, RunReport, ScheduledCall, SchedulesEvent } from './messages.ts';
 import { runRecord } from './records.ts';
-import { claimTurns } from './claims.ts';
+import { takeDueTurns, type DueRow } from './claims.ts';
 import type { FeedEvent } from './feed.ts';
 
 const seconds = (ms: number): number => Math.floor(ms / 1000);
@@ -82,6 +82,9 @@ interface Ending {
   readonly status: number | null;
   readonly detail: string;
 }
+
+/** What a call is made from: a due turn as read, or a stored schedule (a re-send). */
+type CallSource = Pick<DueRow, 'id' | 'routeId' | 'method' | 'path' | 'headers' | 'body' | 'contentType' | 'roles' | 'organisation' | 'timeoutMs'>;
 
 export interface EngineOptions {
   readonly store: Store;
@@ -211,9 +214,8 @@ export class Engine {
     // Batch after batch while full: a crowded minute is taken at once, not one batch per wake.
     for (;;) {
       const now = this.o.clock.now();
-      const due = await this.o.store.em().find(Schedule, { ...this.#mine, paused: false, finished: false, inFlight: null, nextRunAt: { $lte: now } }, { orderBy: { nextRunAt: 'asc' }, limit: BATCH });
-      await this.#take(due, now);
-      if (due.length < BATCH || this.#stopped) break;
+      const read = await this.#take(now);
+      if (read < BATCH || this.#stopped) break;
     }
     await this.#expireLeases(this.o.clock.now());
     await this.#arm();
@@ -233,42 +235,39 @@ export class Engine {
   }
 
   /**
-   * Takes due turns with one conditional UPDATE for the batch (a node wins only the turns whose
-   * version it read); the calls go out once it is committed. A turn that came round past catchUp
-   * is dropped instead.
+   * Reads a batch of due turns and takes them with one conditional UPDATE (a node wins only the
+   * turns whose version it read); the calls go out once that is committed. A turn that came round
+   * past catchUp is dropped instead. Returns how many due turns were read.
    */
-  async #take(due: readonly Schedule[], now: number): Promise<void> {
+  async #take(now: number): Promise<number> {
     const drops = new Map<string, { version: number; scheduledFor: number; late: number }>();
-    const takes: Array<{ s: Schedule; flight: Flight }> = [];
-    for (const s of due) {
-      const request = s.runRequest;
-      const pending = request ? null : (s.pendingTurn as unknown as PendingTurn | null);
-      const scheduledFor = pending?.scheduledFor ?? s.nextRunAt!;
-      const late = now - scheduledFor;
-      if (!request && !pending && s.catchUpS > 0 && late > s.catchUpS * 1000) {
-        drops.set(s.id, { version: s.version, scheduledFor, late });
-        continue;
-      }
-      takes.push({
-        s,
-        flight: {
+    const flights = new Map<string, Flight>();
+    const { rows, won } = await this.#retried('taking due turns', () => takeDueTurns(this.o.store, { buckets: this.o.buckets, now, limit: BATCH, leaseUntil: now + LEASE_MS }, (due) => {
+      drops.clear();
+      flights.clear();
+      for (const s of due) {
+        const request = s.runRequest;
+        const pending = request ? null : (s.pendingTurn as unknown as PendingTurn | null);
+        const scheduledFor = pending?.scheduledFor ?? s.nextRunAt;
+        const late = now - scheduledFor;
+        if (!request && !pending && s.catchUpS > 0 && late > s.catchUpS * 1000) {
+          drops.set(s.id, { version: s.version, scheduledFor, late });
+          continue;
+        }
+        flights.set(s.id, {
           // Every attempt is a new run with its own identifier; a died gateway's re-send keeps it.
           runId: `run_${newId()}`, attempt: pending?.attempt ?? 1, phase: 'calling', startedAt: now, scheduledFor, node: this.o.node,
           leaseUntil: now + LEASE_MS,
           replayOf: request?.replayOf ?? pending?.ofRun ?? null,
           cause: request?.replayOf ? 'replay' : pending?.kind === 'deferral' ? 'deferred' : null,
           attempts: pending?.attempts ?? [],
-        },
-      });
-    }
-    let won: typeof takes = [];
-    if (takes.length > 0) {
-      // Turns are locked in id order, as the outcome batches lock them.
-      takes.sort((a, b) => (a.s.id < b.s.id ? -1 : 1));
-      const ids = await this.#retried('taking due turns', () => claimTurns(this.o.store, takes.map((t) => ({ id: t.s.id, version: t.s.version, flight: t.flight })), now + LEASE_MS, now));
-      won = takes.filter((t) => ids.has(t.s.id));
-    }
-    for (const { s, flight } of won) {
+        });
+      }
+      return [...flights].map(([id, flight]) => ({ id, version: due.find((r) => r.id === id)!.version, flight }));
+    }));
+    for (const s of rows) {
+      const flight = flights.get(s.id);
+      if (!flight || !won.has(s.id)) continue;
       this.#started(s.id, flight);
       this.o.emit({ type: 'call', call: await this.#callOf(s, flight) });
     }
@@ -283,6 +282,7 @@ export class Engine {
         }, now, false);
       });
     }
+    return rows.length;
   }
 
   #started(scheduleId: string, f: Flight, cause?: 'resent'): void {
@@ -294,7 +294,7 @@ export class Engine {
   }
 
   /** The call as the schedule stands now (a replay sends the current payload). */
-  async #callOf(s: Schedule, f: Flight): Promise<ScheduledCall> {
+  async #callOf(s: CallSource, f: Flight): Promise<ScheduledCall> {
     return {
       scheduleId: s.id, runId: f.runId, attempt: f.attempt, routeId: s.routeId, method: s.method, path: s.path,
       headers: await this.#resolveHeaders(s), body: s.body ?? null, contentType: s.contentType ?? null,
@@ -303,7 +303,7 @@ export class Engine {
   }
 
   /** `${name}` / `$name` from the organisation's vault, else the application's; unknown names stay. */
-  async #resolveHeaders(s: Schedule): Promise<Record<string, string>> {
+  async #resolveHeaders(s: CallSource): Promise<Record<string, string>> {
     const names = [...new Set(Object.values(s.headers).flatMap(referencedNames))];
     if (names.length === 0) return s.headers;
     const scopes = s.organisation ? [vaultScope(s.organisation), vaultScope(null)] : [vaultScope(null)];
@@ -423,7 +423,10 @@ export class Engine {
     });
     for (const { s, flight } of resend.values()) {
       this.#started(s.id, flight, 'resent');
-      this.o.emit({ type: 'call', call: await this.#callOf(s, flight) });
+      this.o.emit({ type: 'call', call: await this.#callOf({
+        id: s.id, routeId: s.routeId, method: s.method, path: s.path, headers: s.headers, body: s.body ?? null,
+        contentType: s.contentType ?? null, roles: s.roles, organisation: s.organisation ?? null, timeoutMs: s.timeoutMs,
+      }, flight) });
     }
   }
 
