@@ -73,9 +73,12 @@ export class SchedulesClient {
     setImmediate(() => {
       const batch = this.#outcomes.get(host)!;
       this.#outcomes.delete(host);
-      host.call('run.outcomes', batch).catch((err: unknown) => this.opts.log.error('scheduled calls could not be reported back; their lease settles them', {
-        count: batch.length, runs: batch.slice(0, 5).map((o) => o.runId).join(','), ...errorAttrs(err),
-      }));
+      host.call('run.outcomes', batch).catch((err: unknown) => {
+        const attrs = { count: batch.length, runs: batch.slice(0, 5).map((o) => o.runId).join(','), ...errorAttrs(err) };
+        // While the node stops, its calls in flight were handed over: another node sends them again.
+        if (host.state === 'stopping' || host.state === 'stopped') this.opts.log.info('answers arrived after the scheduler stopped; their calls were handed over', attrs);
+        else this.opts.log.error('scheduled calls could not be reported back; their lease settles them', attrs);
+      });
     });
   }
 
