@@ -61,7 +61,7 @@ export async function takeDueTurns(
   decide: (rows: readonly DueRow[]) => Take[],
 ): Promise<{ rows: DueRow[]; won: Set<string> }> {
   const pg = store.driver === 'postgresql';
-  const mine = o.buckets ? ` and bucket in (${o.buckets.map((b) => Math.trunc(b)).join(',')})` : '';
+  const mine = bucketFilter(o.buckets);
   const select = `select id, version, route_id, method, path, headers, body, content_type, roles, organisation, timeout_ms, catch_up_s,
     next_run_at, run_request, pending_turn from schedules
     where paused = false and finished = false and in_flight is null and next_run_at <= ?${mine}
@@ -94,4 +94,27 @@ async function claim(execute: Execute, pg: boolean, takes: readonly Take[], leas
   params.push(leaseUntil, now);
   for (const t of takes) params.push(t.id, t.version);
   return new Set((await execute(sql, params)).map((r) => String(r.id)));
+}
+
+/** ` and bucket in (…)` for an actor's buckets; empty when it owns them all. */
+function bucketFilter(buckets: readonly number[] | null): string {
+  return buckets ? ` and bucket in (${buckets.map((b) => Math.trunc(b)).join(',')})` : '';
+}
+
+const rowsOf = async (store: Store, sql: string, params: unknown[]) =>
+  (await store.em().getConnection().execute(sql, params, 'all')) as Array<Record<string, unknown>>;
+
+/** The earliest owed turn and the earliest lease end of these buckets, epoch ms (one round trip). */
+export async function nextWake(store: Store, buckets: readonly number[] | null): Promise<{ turn: number | null; lease: number | null }> {
+  const mine = bucketFilter(buckets);
+  const [row] = await rowsOf(store, `select
+    (select next_run_at from schedules where paused = false and finished = false and in_flight is null and next_run_at is not null${mine} order by next_run_at limit 1) as turn,
+    (select lease_until from schedules where lease_until is not null${mine} order by lease_until limit 1) as lease`, []);
+  return { turn: row?.turn == null ? null : int(row.turn), lease: row?.lease == null ? null : int(row.lease) };
+}
+
+/** Schedules of these buckets whose call's lease has ended. */
+export async function endedLeases(store: Store, buckets: readonly number[] | null, now: number, limit: number): Promise<string[]> {
+  const rows = await rowsOf(store, `select id from schedules where lease_until <= ?${bucketFilter(buckets)} order by lease_until limit ${Math.trunc(limit)}`, [now]);
+  return rows.map((r) => String(r.id));
 }

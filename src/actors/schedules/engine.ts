@@ -22,7 +22,7 @@ import { vaultScope } from '../../core/vault/vault-input.ts';
 import { clampDeferral, judge, MAX_ATTEMPTS, MAX_DEFERRALS } from '../../core/schedules/outcomes.ts';
 import type { CallOutcome, RunReport, ScheduledCall, SchedulesEvent } from './messages.ts';
 import { runRecord } from './records.ts';
-import { takeDueTurns, type DueRow } from './claims.ts';
+import { endedLeases, nextWake, takeDueTurns, type DueRow } from './claims.ts';
 import type { FeedEvent } from './feed.ts';
 
 const seconds = (ms: number): number => Math.floor(ms / 1000);
@@ -223,10 +223,8 @@ export class Engine {
 
   /** Sleeps until the earliest owed turn or lease end; the backstop covers what this misses. */
   async #arm(): Promise<void> {
-    const em = this.o.store.em();
-    const [next] = await em.find(Schedule, { ...this.#mine, paused: false, finished: false, inFlight: null, nextRunAt: { $ne: null } }, { orderBy: { nextRunAt: 'asc' }, limit: 1, fields: ['nextRunAt'] });
-    const [lease] = await em.find(Schedule, { ...this.#mine, leaseUntil: { $ne: null } }, { orderBy: { leaseUntil: 'asc' }, limit: 1, fields: ['leaseUntil'] });
-    const wakeAt = Math.min(next?.nextRunAt ?? Number.POSITIVE_INFINITY, lease?.leaseUntil ?? Number.POSITIVE_INFINITY);
+    const next = await nextWake(this.o.store, this.o.buckets);
+    const wakeAt = Math.min(next.turn ?? Number.POSITIVE_INFINITY, next.lease ?? Number.POSITIVE_INFINITY);
     // Read the clock after the queries: it may have moved meanwhile (a test clock moves in jumps).
     const now = this.o.clock.now();
     this.#timer?.cancel();
@@ -401,11 +399,11 @@ export class Engine {
    * while attempts stay under three and the turn within catchUp.
    */
   async #expireLeases(now: number): Promise<void> {
-    const ended = await this.o.store.em().find(Schedule, { ...this.#mine, leaseUntil: { $lte: now } }, { orderBy: { leaseUntil: 'asc' }, limit: BATCH, fields: ['id'] });
+    const ended = await endedLeases(this.o.store, this.o.buckets, now, BATCH);
     if (ended.length === 0) return;
     // Keyed by id: a batch tried again after a conflict must not send a call twice.
     const resend = new Map<string, { s: Schedule; flight: Flight }>();
-    await this.#batch(ended.map((s) => s.id), now, (s, tx) => {
+    await this.#batch(ended, now, (s, tx) => {
       const f = s.inFlight as unknown as Flight | null;
       if (!f || s.leaseUntil == null || s.leaseUntil > now) return null;
       if (f.phase === 'accepted') {
