@@ -7,6 +7,7 @@ import { call } from '../helpers/http.ts';
 import { startProcess, type GatewayProcess } from '../helpers/process.ts';
 import { signInAdmin } from '../helpers/admin.ts';
 import { startUpstream } from '../helpers/upstream.ts';
+import { WebSocket } from 'undici';
 
 /**
  * Waits until a node's snapshot holds the route: its data plane then refuses an anonymous
@@ -115,11 +116,60 @@ async function twoNodes() {
   await root.put('/api/roles/jobs', {});
   await root.put('/api/routes/billing', { upstream: up.origin, paths: ['/billing'], rule: { roles: ['jobs'] } });
   const token = (await root.post('/api/tokens', { name: 'svc', kind: 'schedules', routes: ['billing'], roles: ['jobs'] })).json.token as string;
-  for (const node of nodes) await knowsRoute(node, '/billing/x');
-  return { db, held, up, nodes, auth: { authorization: `Bearer ${token}` } };
+  // Changed after the token: a node that knows the new path knows the token too.
+  await root.put('/api/routes/billing', { upstream: up.origin, paths: ['/billing', '/billing-v2'], rule: { roles: ['jobs'] } });
+  for (const node of nodes) await knowsRoute(node, '/billing-v2/x');
+  return { db, held, up, nodes, root, auth: { authorization: `Bearer ${token}` } };
+}
+
+/** The scheduler feed of one node, read until a message matches. */
+async function feedOf(control: string, headers: Record<string, string>) {
+  const ws = new WebSocket(`${control.replace(/^http/, 'ws')}/api/schedules/live`, { headers });
+  const messages: Array<Record<string, any>> = [];
+  ws.addEventListener('message', (e) => { messages.push(JSON.parse(String(e.data))); });
+  const next = async (pred: (m: Record<string, any>) => boolean, what: string) => {
+    for (let i = 0; i < 400; i++) {
+      const m = messages.find(pred);
+      if (m) return m;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    assert.fail(`no ${what}; got ${messages.map((m) => m.type).join(', ')}`);
+  };
+  await next((m) => m.type === 'hello', 'hello');
+  return { next, close: () => ws.close() };
 }
 
 if (TEST_DATABASE === 'postgres') {
+  test('the scheduler feed crosses the cluster: a console on one node sees what another node did', async () => {
+    const { db, held, up, nodes, root, auth } = await twoNodes();
+    try {
+      const feed = await feedOf(nodes[0]!.urls.control!, root.headers);
+      // Written through node b: node a's feed hears of it over NOTIFY.
+      const s = (await call(`${nodes[1]!.urls.internal}/api/schedules`, { method: 'POST', headers: auth, body: { routeId: 'billing', path: '/billing/feed', every: 'PT1M', roles: ['jobs'] } })).json;
+      assert.ok(s.id, JSON.stringify(s));
+      const changed = await feed.next((m) => m.type === 'schedule.changed' && m.schedule?.id === s.id, 'schedule.changed from node b');
+      assert.equal(changed.schedule.routeId, 'billing');
+      await advanceAll(nodes, 61);
+      const started = await feed.next((m) => m.type === 'run.started' && m.scheduleId === s.id, 'run.started');
+      assert.ok(['node-a', 'node-b'].includes(started.node));
+      for (let i = 0; i < 200 && held.length < 1; i++) await new Promise((r) => setTimeout(r, 25));
+      for (const release of held.splice(0)) release();
+      const finished = await feed.next((m) => m.type === 'run.finished' && m.scheduleId === s.id, 'run.finished');
+      assert.equal(finished.run.runId, started.runId);
+      assert.equal(finished.run.state, 'done');
+      assert.equal(finished.run.node, started.node);
+      // Deleted through node b.
+      assert.equal((await call(`${nodes[1]!.urls.internal}/api/schedules/${s.id}`, { method: 'DELETE', headers: auth })).status, 204);
+      await feed.next((m) => m.type === 'schedule.deleted' && m.scheduleId === s.id, 'schedule.deleted from node b');
+      feed.close();
+    } finally {
+      for (const release of held.splice(0)) release();
+      for (const n of nodes) { n.child.kill('SIGTERM'); await n.exited; }
+      await up.close();
+      await db.drop();
+    }
+  });
+
   test('SIGTERM hands a call in flight over: another node sends it again at once, same run id, attempt 2', async () => {
     const { db, held, up, nodes, auth } = await twoNodes();
     try {
