@@ -16,14 +16,16 @@ test('no input of any shape produces a 500', async () => {
   const cookie = await signIn(t.url('control'), 'root', ROOT_PASSWORD);
   const paths = ['/', '/healthz', '/readyz', '/api/session', '/api/openapi.json', '/api/schedules', '/api/x/%ff', '/%', '/api/session/..', '/__clock', '/__clock/advance', '/a'.repeat(200), '/api//session', '/api/session?x=1&&=', '/.well-known/jwks.json',
     '/api/routes', '/api/routes/r1', '/api/routes/%00', '/api/roles/r1', '/api/roles', '/api/accounts', '/api/accounts/x', '/api/tokens', '/api/tokens/x',
-    '/api/organisations/o1', '/api/organisations/o1/vault/v', '/api/vault/v', '/api/vault', '/.meerkat/session', '/public/../admin', '/%2e%2e/x'];
+    '/api/organisations/o1', '/api/organisations/o1/vault/v', '/api/vault/v', '/api/vault', '/.meerkat/session', '/public/../admin', '/%2e%2e/x',
+    '/api/settings/schedules', '/api/schedules/live', '/api/schedules/live?tenant=', '/api/schedules/x/runs?limit=-1'];
   const methods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'PROPFIND', 'TRACE'];
   const bodies: Array<string | undefined> = [undefined, '', '{', 'null', '[]', '"x"', '{"name":null}', '{"name":"root","password":{}}', '{"by":"P1Y"}', '\u0000\u0001', '{"__proto__":{"x":1}}', 'x'.repeat(5000),
     // Shapes of the core resources, each wrong somewhere (a route's paths are never fuzzed, so nothing is proxied).
     '{"upstream":"http://127.0.0.1:9","paths":["/fuzz-only"],"rule":{"roles":[1]}}', '{"upstream":"http://127.0.0.1:9","paths":["/fuzz-only"],"endpointRules":[{"method":"GET","path":"/{","roles":["x"]}]}',
     '{"upstream":"http://127.0.0.1:9","paths":["/fuzz-only"],"timeout":"P1Y","hosts":[null]}', '{"upstream":{"a":1},"paths":"x"}', '{"implies":[null,"r1"]}', '{"implies":["r1"]}',
     '{"name":"o","hours":{"timezone":5,"windows":[{}]}}', '{"name":"o","hours":{"timezone":"UTC","windows":[{"days":["XYZ"],"from":"9","to":"24:01"}]}}', '{"value":1}', '{"value":"v"}',
-    '{"kind":"personal"}', '{"name":"t","kind":"schedules","routes":[""],"roles":"x"}', '{"name":"u","password":"long-enough-password","capabilities":["root","root"]}', '{"disabled":"no"}'];
+    '{"kind":"personal"}', '{"name":"t","kind":"schedules","routes":[""],"roles":"x"}', '{"name":"u","password":"long-enough-password","capabilities":["root","root"]}', '{"disabled":"no"}',
+    '{"retention":"P0D"}', '{"retention":"P99999999999999D"}', '{"retention":["P1D"]}', '{"retention":"P2D"}'];
   const types = ['application/json', 'text/plain', 'application/problem+json', '', 'multipart/form-data; boundary=x'];
   const auths = [undefined, 'Bearer', 'Bearer mk_x', 'Basic Zm9vOmJhcg==', 'Bearer ' + 'a'.repeat(500)];
   let count = 0;
