@@ -62,6 +62,16 @@ function writeHeaders(res: uWS.HttpResponse, headers: OutgoingHeaders): void {
   }
 }
 
+/** The request's headers, copied (uWS frees them on return); repeated ones joined, cookies with "; ". */
+function readHeaders(req: uWS.HttpRequest): Record<string, string> {
+  const headers: Record<string, string> = {};
+  req.forEach((k, v) => {
+    const prev = headers[k];
+    headers[k] = prev === undefined ? v : `${prev}${k === 'cookie' ? '; ' : ', '}${v}`;
+  });
+  return headers;
+}
+
 /** The door's own view of an exchange: it alone flips `aborted` and `responded`. */
 type MutableExchange = { -readonly [K in keyof Exchange]: Exchange[K] };
 
@@ -147,11 +157,7 @@ function addSocketRoutes(app: uWS.TemplatedApp, opts: DoorOptions, door: {
 
       upgrade: (res, req, context) => {
         const finish = door.begin();
-        const headers: Record<string, string> = {};
-        req.forEach((k, v) => {
-          const prev = headers[k];
-          headers[k] = prev === undefined ? v : `${prev}${k === 'cookie' ? '; ' : ', '}${v}`;
-        });
+        const headers = readHeaders(req);
         const request: SocketRequest = {
           plane: opts.plane,
           method: req.getCaseSensitiveMethod().toUpperCase(),
@@ -258,11 +264,7 @@ export function openUwsDoor(opts: DoorOptions): Door {
   app.any('/*', (res, req) => {
     const finish = begin();
 
-    const headers: Record<string, string> = {};
-    req.forEach((k, v) => {
-      const prev = headers[k];
-      headers[k] = prev === undefined ? v : `${prev}${k === 'cookie' ? '; ' : ', '}${v}`;
-    });
+    const headers = readHeaders(req);
     const abortHandlers: Array<() => void> = [];
     let headSent = false;
     // After onAborted or a completed end() the uWS response object is dead: touching it throws
