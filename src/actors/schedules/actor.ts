@@ -11,6 +11,7 @@ import { Engine, type Flight } from './engine.ts';
 import { runRecord, scheduleRecord } from './records.ts';
 import { bucketOf, bucketsOf } from './shards.ts';
 import { FeedBus } from './feed-bus.ts';
+import { retryBusy } from '../../store/busy.ts';
 import { readRetention, Sweeper, writeRetention } from './sweeper.ts';
 import type { FeedEvent } from './feed.ts';
 
@@ -48,8 +49,7 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
 
   /** Loads, changes and saves one schedule in a transaction; null when it is not the caller's. */
   const change = async (id: string, owner: Owner, fn: (s: Schedule, tx: ReturnType<typeof store.em>) => void) => {
-    const em = store.em();
-    return em.transactional(async (tx) => {
+    return retryBusy(() => store.em().transactional(async (tx) => {
       const s = await find(tx, id, owner);
       if (!s) return null;
       fn(s, tx);
@@ -57,7 +57,7 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
       s.updatedAt = now();
       await tx.flush();
       return scheduleRecord(s);
-    }).then((record) => {
+    })).then((record) => {
       if (record) changed(record);
       return record;
     });

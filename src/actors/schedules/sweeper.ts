@@ -1,7 +1,7 @@
 /**
  * The history sweep (spec 1.1 rules 21 and 36): run records older than the retention go, and so
- * do delayed actions (`at`) finished before it, with their history. It runs at start, once an hour
- * on the clock module, and at once when root changes the retention. Every node may sweep: deleting
+ * do delayed actions (`at`) finished before it, with their history. It runs a minute after start,
+ * then once an hour on the clock module, and at once when root changes the retention. Every node may sweep: deleting
  * what is past the line twice deletes nothing the second time.
  */
 import type { Clock, Timer } from '../../clock/clock.ts';
@@ -13,6 +13,7 @@ import { DEFAULT_RETENTION_MS, RETENTION_KEY } from '../../core/schedules/retent
 import type { FeedEvent } from './feed.ts';
 
 export const SWEEP_EVERY_MS = 3_600_000;
+export const SWEEP_FIRST_MS = 60_000;
 
 export interface SweepReport {
   readonly runs: number;
@@ -41,7 +42,8 @@ export class Sweeper {
       void this.sweep();
       this.#timer = this.o.clock.after(SWEEP_EVERY_MS, tick);
     };
-    tick();
+    // Not at once: a node that starts writes its configuration first, and SQLite has one writer.
+    this.#timer = this.o.clock.after(SWEEP_FIRST_MS, tick);
   }
 
   stop(): Promise<unknown> {
@@ -66,6 +68,10 @@ export class Sweeper {
     const em = this.o.store.em();
     const gone = await em.find(Schedule, { finished: true, at: { $ne: null }, inFlight: null, updatedAt: { $lt: line } }, { fields: ['id'] });
     const ids = gone.map((s) => s.id);
+    // Most sweeps find nothing: they then write nothing (a write would take SQLite's one lock).
+    if (ids.length === 0 && (await em.find(ScheduleRun, { endedAt: { $lt: line } }, { limit: 1, fields: ['id'] })).length === 0) {
+      return { runs: 0, schedules: 0 };
+    }
     const report = await em.transactional(async (tx) => {
       let runs = await tx.nativeDelete(ScheduleRun, { endedAt: { $lt: line } });
       let schedules = 0;
