@@ -2,11 +2,8 @@ import type { PlaneName } from '../settings/settings.ts';
 
 export type OutgoingHeaders = Readonly<Record<string, string | readonly string[]>>;
 
-/**
- * One request and its answer, independent of the door it came through: the uWS plain doors and
- * the node:tls HTTPS doors both build an Exchange, so the plane handlers serve both.
- */
-export interface Exchange {
+/** What a request says before its body: all the planes' authentication reads. */
+export interface RequestHead {
   readonly plane: PlaneName;
   /** Upper-case method. */
   readonly method: string;
@@ -20,6 +17,13 @@ export interface Exchange {
   readonly secure: boolean;
   /** Clock time the request arrived. */
   readonly receivedAt: number;
+}
+
+/**
+ * One request and its answer, independent of the door it came through: the uWS plain doors and
+ * the node:tls HTTPS doors both build an Exchange, so the plane handlers serve both.
+ */
+export interface Exchange extends RequestHead {
   readonly aborted: boolean;
   readonly responded: boolean;
   /** Runs once when the client goes away before the answer ended. */

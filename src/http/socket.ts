@@ -2,8 +2,7 @@
  * WebSocket routes, independent of the server library: a plane describes what it serves on a
  * socket; the door (uws-door.ts) does the upgrade, the pings, the buffering limit and the close.
  */
-import type { PlaneName } from '../settings/settings.ts';
-import type { Exchange } from './exchange.ts';
+import type { Exchange, RequestHead } from './exchange.ts';
 
 /** Close codes the gateway uses (RFC 6455 7.4.1); docs/live.md says what a client does with each. */
 export const CLOSE = {
@@ -20,19 +19,7 @@ export const CLOSE = {
 } as const;
 
 /** The upgrade request, copied from the server's request before anything asynchronous ran. */
-export interface SocketRequest {
-  readonly plane: PlaneName;
-  readonly method: string;
-  /** Path as received, still percent-encoded. */
-  readonly path: string;
-  /** Query string without the `?`. */
-  readonly query: string;
-  /** Lower-case names; repeated headers joined with ", " (cookies with "; "). */
-  readonly headers: Readonly<Record<string, string>>;
-  readonly remoteAddress: string;
-  readonly secure: boolean;
-  readonly receivedAt: number;
-}
+export type SocketRequest = RequestHead;
 
 /** One open WebSocket, as a session sees it. Messages are JSON text frames. */
 export interface Socket {
@@ -88,8 +75,7 @@ export function headExchange(req: SocketRequest): Exchange {
     throw new Error('an upgrade request is answered by the door, not through its head');
   };
   return {
-    plane: req.plane, method: req.method, path: req.path, query: req.query, headers: req.headers,
-    remoteAddress: req.remoteAddress, secure: req.secure, receivedAt: req.receivedAt,
+    ...req,
     aborted: false, responded: false,
     onAbort: () => undefined,
     readBody: () => Promise.resolve(Buffer.alloc(0)),

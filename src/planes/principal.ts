@@ -55,3 +55,10 @@ export function sessionPrincipal(gw: GatewayContext, ex: Exchange, scope: Sessio
 }
 
 export const ANONYMOUS_PRINCIPAL = ANONYMOUS;
+
+/** Who did something, as records name them: `account:<name>`, `token:<name>`, or `anonymous`. */
+export function principalLabel(p: Principal): string {
+  if (p.kind === 'session') return `account:${p.account.name}`;
+  if (p.kind === 'token') return `token:${p.token.name}`;
+  return 'anonymous';
+}

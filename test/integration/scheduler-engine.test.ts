@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { signInAdmin, type Admin } from '../helpers/admin.ts';
 import { call } from '../helpers/http.ts';
+import { advanceClock, internalWith } from '../helpers/scheduler.ts';
 import { startUpstream, type Upstream, type Received } from '../helpers/upstream.ts';
 
 let t: TestGateway;
@@ -26,9 +27,8 @@ after(async () => {
   await up?.close();
 });
 
-const internal = (method: string, path: string, body?: unknown) =>
-  call(`${t.url('internal')}${path}`, { method, headers: { authorization: `Bearer ${token}` }, ...(body !== undefined ? { body } : {}) });
-const advance = async (by: string) => (await call(`${t.url('control')}/__clock/advance`, { method: 'POST', body: { by } })).json.now as number;
+const internal = internalWith(() => t.url('internal'), () => token);
+const advance = (by: string) => advanceClock(t.url('control'), by);
 
 /** Waits (on real I/O, not on time) until the schedule's history holds `count` runs. */
 async function runs(id: string, count: number): Promise<Array<Record<string, any>>> {

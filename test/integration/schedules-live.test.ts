@@ -8,6 +8,7 @@ import { WebSocket } from 'undici';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { putOk, signInAdmin, type Admin } from '../helpers/admin.ts';
 import { call, signIn } from '../helpers/http.ts';
+import { advanceClock, internalWith } from '../helpers/scheduler.ts';
 import { rawRequest, startUpstream, type Upstream } from '../helpers/upstream.ts';
 
 let t: TestGateway;
@@ -37,17 +38,15 @@ after(async () => {
 
 type Message = Record<string, any>;
 
+const callInternal = internalWith(() => t.url('internal'), () => token);
 const internal = async (method: string, path: string, body?: unknown) => {
-  const a = await call(`${t.url('internal')}${path}`, { method, headers: { authorization: `Bearer ${token}` }, ...(body !== undefined ? { body } : {}) });
+  const a = await callInternal(method, path, body);
   assert.ok(a.status < 300, `${method} ${path}: ${a.status} ${a.text}`);
   return a.json;
 };
 const schedule = (extra: Record<string, unknown> = {}): Promise<Message> =>
   internal('POST', '/api/schedules', { routeId: 'billing', path: '/billing/close', every: 'PT1H', roles: ['jobs'], ...extra });
-const advance = async (by: string) => {
-  const a = await call(`${control}/__clock/advance`, { method: 'POST', body: { by } });
-  assert.equal(a.status, 200, a.text);
-};
+const advance = (by: string) => advanceClock(control, by);
 
 const WAIT_MS = 10_000;
 

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { signInAdmin, type Admin } from '../helpers/admin.ts';
 import { call } from '../helpers/http.ts';
+import { advanceClock, internalWith } from '../helpers/scheduler.ts';
 import { startUpstream, type Upstream } from '../helpers/upstream.ts';
 
 let t: TestGateway;
@@ -27,9 +28,8 @@ after(async () => {
   await up?.close();
 });
 
-const internal = (method: string, path: string, body?: unknown) =>
-  call(`${t.url('internal')}${path}`, { method, headers: { authorization: `Bearer ${token}` }, ...(body !== undefined ? { body } : {}) });
-const advance = async (by: string) => (await call(`${t.url('control')}/__clock/advance`, { method: 'POST', body: { by } })).json.now as number;
+const internal = internalWith(() => t.url('internal'), () => token);
+const advance = (by: string) => advanceClock(t.url('control'), by);
 const clockNow = async () => (await call(`${t.url('control')}/__clock`)).json.now as number;
 const DAY = 86_400_000;
 
@@ -92,7 +92,7 @@ test('a finished delayed action keeps its result for the retention, then goes wi
   const kept = await root.put('/api/settings/schedules', { retention: 'P30D' });
   assert.equal(kept.status, 200);
   assert.equal(kept.json.retention, 'P30D');
-  assert.equal(kept.json.updatedBy, 'root');
+  assert.equal(kept.json.updatedBy, 'account:root');
   assert.equal(kept.json.updatedAt, Math.floor((await clockNow()) / 1000));
   assert.equal((await internal('GET', `/api/schedules/${s.id}`)).status, 200, 'still on screen within the retention');
 

@@ -6,6 +6,7 @@
  */
 import { GatewayError, invalidField } from '../../http/errors.ts';
 import { sendProblem } from '../../http/respond.ts';
+import type { Exchange } from '../../http/exchange.ts';
 import type { RouteDoc, Router } from '../../http/router.ts';
 import { CLOSE, headExchange, type Socket, type SocketRequest, type SocketRoute, type SocketSession } from '../../http/socket.ts';
 import type { FeedEvent } from '../../actors/schedules/feed.ts';
@@ -55,12 +56,12 @@ export function addSchedulesLiveRoute(router: Router<Principal>): void {
  * browser lets any page open a WebSocket with the cookie, so the session also needs the console's
  * own Origin, as unsafe requests do.
  */
-function admit(gw: GatewayContext, req: SocketRequest): Principal {
-  const ex = headExchange(req);
+function admit(gw: GatewayContext, ex: Exchange): Principal {
   const principal = authenticateControl(gw, ex, DOC);
-  if (principal.kind === 'session' && req.headers.origin !== ownOrigin(ex)) {
-    throw new GatewayError('origin-mismatch', req.headers.origin
-      ? `The live feed opens with the console session from ${ownOrigin(ex) ?? 'this address'} only, not from ${req.headers.origin}.`
+  const origin = ex.headers.origin;
+  if (principal.kind === 'session' && origin !== ownOrigin(ex)) {
+    throw new GatewayError('origin-mismatch', origin
+      ? `The live feed opens with the console session from ${ownOrigin(ex) ?? 'this address'} only, not from ${origin}.`
       : 'The live feed opens with the console session only with the console\'s Origin header (browsers send it; scripts should use a token).');
   }
   requireCapability(principal, CAPABILITY);
@@ -107,7 +108,8 @@ class FeedSession implements SocketSession {
   readonly #known = new Map<string, Place>();
   readonly #filtered: boolean;
 
-  constructor(private readonly gw: GatewayContext, private readonly req: SocketRequest, private readonly filters: Filters) {
+  /** `head` is the upgrade request as the planes' authentication reads it, built once. */
+  constructor(private readonly gw: GatewayContext, private readonly req: SocketRequest, private readonly head: Exchange, private readonly filters: Filters) {
     this.#filtered = filters.organisation !== undefined || filters.routeId !== undefined;
   }
 
@@ -181,7 +183,7 @@ class FeedSession implements SocketSession {
   /** Credentials are checked again before each message: a sign-out or a revocation ends the feed. */
   #admitted(): boolean {
     try {
-      admit(this.gw, this.req);
+      admit(this.gw, this.head);
       return true;
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
@@ -205,8 +207,9 @@ export function schedulesLiveSocket(gw: GatewayContext): SocketRoute {
   return {
     path: LIVE_PATH,
     accept: async (req) => {
-      admit(gw, req);
-      return new FeedSession(gw, req, readFilters(req.query));
+      const head = headExchange(req);
+      admit(gw, head);
+      return new FeedSession(gw, req, head, readFilters(req.query));
     },
     onError: (err) => gw.log.error('a schedules live feed callback failed', { path: LIVE_PATH, ...errorAttrs(err) }),
   };

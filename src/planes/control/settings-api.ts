@@ -7,7 +7,7 @@ import type { Router } from '../../http/router.ts';
 import { formatRetention, parseSchedulesSettings } from '../../core/schedules/retention.ts';
 import type { SchedulesSettingsRecord } from '../../actors/schedules/messages.ts';
 import type { GatewayContext } from '../context.ts';
-import type { Principal } from '../principal.ts';
+import { principalLabel, type Principal } from '../principal.ts';
 import { requireCapability } from './auth.ts';
 import { seconds, WRITE_REFUSALS } from './resource-docs.ts';
 
@@ -16,7 +16,7 @@ const SETTINGS = {
   properties: {
     retention: { type: 'string', description: 'how long run history and finished delayed actions are kept: ISO 8601 days or weeks, P1D to P1825D; default P30D' },
     updatedAt: { type: ['integer', 'null'], description: 'epoch seconds; null while the default holds' },
-    updatedBy: { type: ['string', 'null'] },
+    updatedBy: { type: ['string', 'null'], description: 'account:<name> or token:<name>' },
   },
 } as const;
 
@@ -41,7 +41,7 @@ export function addSettingsApi(router: Router<Principal>, gw: GatewayContext): v
   }, async (ctx) => {
     requireCapability(ctx.principal, 'root');
     const { retentionMs } = parseSchedulesSettings(await ctx.json());
-    const by = ctx.principal.kind === 'anonymous' ? 'anonymous' : ctx.principal.account?.name ?? (ctx.principal.kind === 'token' ? ctx.principal.token.name : 'unknown');
+    const by = principalLabel(ctx.principal);
     const stored = await gw.schedules.call('settings.put', { retentionMs, by });
     gw.log.info('scheduler history retention changed', { retention: formatRetention(retentionMs), by });
     return { body: answer(stored) };

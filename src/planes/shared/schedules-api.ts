@@ -15,7 +15,7 @@ import { objectBody } from '../../core/validate.ts';
 import { RouteTable } from '../../pipeline/route-table.ts';
 import type { Owner, RunReport, ScheduleWrite } from '../../actors/schedules/messages.ts';
 import type { GatewayContext } from '../context.ts';
-import type { Principal } from '../principal.ts';
+import { principalLabel, type Principal } from '../principal.ts';
 import { requireCapability } from '../control/auth.ts';
 import { SCHEDULE_DOC, RUN_DOC } from './schedules-docs.ts';
 
@@ -165,7 +165,7 @@ export function addSchedulesApi(router: Router<Principal>, gw: GatewayContext, p
         replayOf = f.replayOf;
       }
     }
-    const by = ctx.principal.kind === 'token' ? `token:${ctx.principal.token.name}` : ctx.principal.kind === 'session' ? `account:${ctx.principal.account.name}` : 'unknown';
+    const by = principalLabel(ctx.principal);
     const s = await gw.schedules.call('schedule.run', { id: id(ctx), owner, replayOf, by });
     if (!s) throw notFound(id(ctx));
     return { status: 202, body: s };
