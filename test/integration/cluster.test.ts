@@ -4,6 +4,9 @@ import { createTestDatabase, TEST_DATABASE } from '../helpers/db.ts';
 import { loopbackEnv } from '../helpers/gateway.ts';
 import { call } from '../helpers/http.ts';
 import { startProcess } from '../helpers/process.ts';
+import { startTestGateway } from '../helpers/gateway.ts';
+import { signInAdmin } from '../helpers/admin.ts';
+import pg from 'pg';
 
 function dbEnv(db: { dataDir: string; databaseUrl: string | undefined }): Record<string, string> {
   return { GATEWAY_DATA_DIR: db.dataDir, ...(db.databaseUrl ? { GATEWAY_DATABASE_URL: db.databaseUrl } : {}) };
@@ -30,6 +33,36 @@ if (TEST_DATABASE === 'postgres') {
       for (const node of nodes) assert.equal(await node.exited, 0);
     } finally {
       await db.drop();
+    }
+  });
+
+  test('a change whose transaction commits after a newer one still reaches the node', async () => {
+    const t = await startTestGateway();
+    const other = new pg.Client({ connectionString: t.db.databaseUrl });
+    await other.connect();
+    try {
+      const root = await signInAdmin(t.url('control'));
+      await root.put('/api/roles/jobs', {});
+      assert.equal((await root.put('/api/routes/slow', { upstream: 'http://127.0.0.1:9', paths: ['/slow'], rule: { roles: ['jobs'] } })).status, 201);
+      // Another node's writer takes its change id, then stalls before committing.
+      await other.query('begin');
+      await other.query(`insert into changes (kind, at) values ('route', 0)`);
+      await other.query(`update routes set paths = '["/slow", "/late"]' where id = 'slow'`);
+      // A newer change commits first and is folded in.
+      assert.equal((await root.put('/api/routes/fast', { upstream: 'http://127.0.0.1:9', paths: ['/fast'], rule: { roles: ['jobs'] } })).status, 201);
+      assert.equal((await call(`${t.url('data')}/fast/x`)).status, 401);
+      // Let a poll pass while the older change is still invisible.
+      await new Promise((r) => setTimeout(r, 1500));
+      await other.query('commit');
+      let status = 0;
+      for (let i = 0; i < 200 && status !== 401; i++) {
+        status = (await call(`${t.url('data')}/late/x`)).status;
+        if (status !== 401) await new Promise((r) => setTimeout(r, 25));
+      }
+      assert.equal(status, 401, 'the node learned the path written by the late commit');
+    } finally {
+      await other.end();
+      await t.close();
     }
   });
 }

@@ -5,7 +5,7 @@ import { Change, Session } from '../../store/entities.ts';
 import { hashSecret, newSecret } from '../../core/secrets.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import type { ConfigCalls, ConfigEvent, ConfigInit } from './messages.ts';
-import { latestChange, loadSnapshot } from './snapshot.ts';
+import { changeMark, loadSnapshot } from './snapshot.ts';
 import { ensureSigningKey } from './signing-keys.ts';
 import type { WriteDeps } from './handlers/deps.ts';
 import { routeHandlers } from './handlers/routes.ts';
@@ -19,7 +19,7 @@ import { declarativeHandlers } from './handlers/declarative.ts';
 runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
   const store = await openStore({ ...init.store, poolSize: 2 });
   const masterKey = Buffer.from(init.masterKey, 'base64');
-  let version = 0;
+  let mark = '';
   const reported = new Set<string>();
 
   if (await ensureSigningKey(store, masterKey, ctx.clock.now())) ctx.log.info('identity signing key created');
@@ -34,7 +34,7 @@ runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
         ctx.log.error('identity signing key cannot be unsealed on this node', { kid, reason });
       },
     });
-    version = snapshot.version;
+    mark = snapshot.mark;
     ctx.emit({ type: 'snapshot', snapshot });
   };
   await publish();
@@ -46,7 +46,7 @@ runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
   const poll = setInterval(() => {
     tick = (async () => {
       try {
-        if ((await latestChange(store.em())) > version) await publish();
+        if ((await changeMark(store.em())) !== mark) await publish();
         if (failing) ctx.log.info('configuration store reachable again');
         failing = false;
       } catch (err) {

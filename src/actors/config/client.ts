@@ -32,7 +32,6 @@ export class ConfigView {
   roles = new RoleGraph([]);
   /** undefined when this node holds no signing key it can open (identity: jwt routes answer 503). */
   signer: IdentitySigner | undefined;
-  version = -1;
 
   apply(event: ConfigEvent): void {
     switch (event.type) {
@@ -49,7 +48,6 @@ export class ConfigView {
   }
 
   private replace(s: Snapshot): void {
-    this.version = s.version;
     this.accountsById = new Map(s.accounts.map((a) => [a.id, a]));
     this.accountsByName = new Map(s.accounts.map((a) => [a.name, a]));
     this.sessions = new Map(s.sessions.map((x) => [x.id, x]));

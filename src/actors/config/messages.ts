@@ -43,8 +43,8 @@ export interface TokenView {
 }
 
 export interface Snapshot {
-  /** Highest change row folded in. */
-  readonly version: number;
+  /** The change rows folded in (see `changeMark`). */
+  readonly mark: string;
   readonly accounts: readonly AccountView[];
   readonly sessions: readonly SessionView[];
   readonly tokens: readonly TokenView[];

@@ -14,7 +14,10 @@ export interface SnapshotOptions {
 
 /** Reads the configuration tables into the plain snapshot the main thread serves from. */
 export async function loadSnapshot(em: EntityManager, opts: SnapshotOptions): Promise<Snapshot> {
-  const [accounts, sessions, tokens, routes, roles, organisations, keys, version] = await Promise.all([
+  // Read before the tables: a change that commits while they are read then shows up as a new
+  // mark at the next poll, which loads again, instead of being taken as already folded in.
+  const mark = await changeMark(em);
+  const [accounts, sessions, tokens, routes, roles, organisations, keys] = await Promise.all([
     em.find(Account, {}),
     em.find(Session, { expiresAt: { $gt: opts.now } }),
     em.find(Token, { revokedAt: null }),
@@ -22,7 +25,6 @@ export async function loadSnapshot(em: EntityManager, opts: SnapshotOptions): Pr
     em.find(Role, {}, { orderBy: { name: 'asc' } }),
     em.find(Organisation, {}, { orderBy: { id: 'asc' } }),
     em.find(SigningKeyRow, {}, { orderBy: { createdAt: 'asc', kid: 'asc' } }),
-    latestChange(em),
   ]);
   const signingKeys: SigningKey[] = [];
   for (const k of keys) {
@@ -33,7 +35,7 @@ export async function loadSnapshot(em: EntityManager, opts: SnapshotOptions): Pr
     }
   }
   return {
-    version,
+    mark,
     accounts: accounts.map((a) => ({
       id: a.id, name: a.name, passwordHash: a.passwordHash, capabilities: a.capabilities,
       roles: a.roles, organisation: a.organisation ?? null, disabled: a.disabled,
@@ -54,7 +56,16 @@ export async function loadSnapshot(em: EntityManager, opts: SnapshotOptions): Pr
   };
 }
 
-export async function latestChange(em: EntityManager): Promise<number> {
-  const [row] = await em.find(Change, {}, { orderBy: { id: 'desc' }, fields: ['id'], limit: 1 });
-  return row?.id ?? 0;
+/** How many of the newest change rows make up a mark. */
+const MARK_WINDOW = 64;
+
+/**
+ * What the change table holds, as far as a poll needs to know: the ids of its newest rows.
+ * The highest id alone is not enough on PostgreSQL: ids are handed out when a transaction
+ * inserts but become visible when it commits, so a slow writer's change can appear below an id
+ * already seen. It then changes this list, though not the maximum.
+ */
+export async function changeMark(em: EntityManager): Promise<string> {
+  const rows = await em.find(Change, {}, { orderBy: { id: 'desc' }, fields: ['id'], limit: MARK_WINDOW });
+  return rows.map((r) => r.id).join(',');
 }
