@@ -6,9 +6,8 @@ import { parseArgs } from 'node:util';
 import { LogHub, stderrSink, errorAttrs } from './log/logger.ts';
 import { loadSettings, SettingsError, type Settings } from './settings/settings.ts';
 import { startGateway, type Gateway } from './gateway.ts';
-import { openStore, migrate } from './store/orm.ts';
-import { TOKEN_KINDS, type TokenKind } from './core/tokens/mint.ts';
-import { createToken } from './core/tokens/create.ts';
+import type { Store } from './store/orm.ts';
+import { TOKEN_KINDS, type TokenKind } from './core/tokens/kinds.ts';
 import { GatewayError } from './http/errors.ts';
 import { VERSION } from './version.ts';
 
@@ -72,11 +71,16 @@ async function start(): Promise<void> {
   }
 }
 
-async function withStore<T>(fn: (store: Awaited<ReturnType<typeof openStore>>) => Promise<T>): Promise<T> {
+/**
+ * Opens the store, migrated, for a one-off command. Imported on demand: `meerkat start` keeps the
+ * ORM out of the main thread (the actors and the boot worker load it).
+ */
+async function withStore<T>(fn: (store: Store, applied: string[]) => Promise<T>): Promise<T> {
   const settings = settingsOrExit();
-  const store = await openStore({ dataDir: settings.dataDir, databaseUrl: settings.databaseUrl });
+  const { openStore, migrate } = await import('./store/orm.ts');
+  const store = await openStore({ dataDir: settings.dataDir, databaseUrl: settings.databaseUrl }, { migrations: true });
   try {
-    return await fn(store);
+    return await fn(store, await migrate(store));
   } finally {
     await store.close();
   }
@@ -102,8 +106,8 @@ async function tokenCreate(args: string[]): Promise<void> {
     throw new UsageError(`--kind must be admin or schedules (personal tokens are minted for an account in the console); kinds known: ${TOKEN_KINDS.join(', ')}`);
   }
   if (kind === 'admin' && (values.routes || values.roles)) throw new UsageError('--routes and --roles are the perimeter of a schedules token; an admin token has none');
+  const { createToken } = await import('./core/tokens/create.ts');
   const minted = await withStore(async (store) => {
-    await migrate(store);
     try {
       return await createToken(store.em(), {
         name, kind,
@@ -128,7 +132,7 @@ async function main(argv: string[]): Promise<void> {
     case undefined:
       return start();
     case 'migrate': {
-      const applied = await withStore((store) => migrate(store));
+      const applied = await withStore(async (_store, applied) => applied);
       process.stderr.write(applied.length ? `meerkat: applied ${applied.join(', ')}\n` : 'meerkat: the schema is up to date\n');
       return;
     }

@@ -5,8 +5,8 @@
 import { createClock, ManualClock } from './clock/clock.ts';
 import type { LogHub } from './log/logger.ts';
 import type { PlaneName, Settings } from './settings/settings.ts';
-import { openStore, migrate, type StoreOptions } from './store/orm.ts';
-import { ensureRoot } from './core/accounts/root.ts';
+import type { StoreOptions } from './store/orm.ts';
+import { prepareStore } from './workers/prepare/client.ts';
 import { loadMasterKey } from './core/vault/master-key.ts';
 import { createTaskPool, type TaskPool } from './workers/pool.ts';
 import { ConfigClient } from './actors/config/client.ts';
@@ -64,16 +64,10 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     cleanups.push(() => pool.close());
 
     // Schema and first-start seeding happen before any actor opens the store.
-    const store = await openStore(storeOptions);
-    try {
-      const applied = await migrate(store);
-      if (applied.length) log.info('database migrated', { driver: store.driver, applied: applied.join(',') });
-      const root = await ensureRoot(store, (pw) => pool.hashPassword(pw), settings.rootPassword, clock.now());
-      if (root.created) log.info('root account created', { generatedPassword: root.generatedPassword !== undefined });
-      if (root.generatedPassword) opts.onRootPassword?.(root.generatedPassword);
-    } finally {
-      await store.close();
-    }
+    const prepared = await prepareStore({ store: storeOptions, rootPassword: settings.rootPassword, now: clock.now() });
+    if (prepared.applied.length) log.info('database migrated', { driver: settings.databaseUrl ? 'postgresql' : 'sqlite', applied: prepared.applied.join(',') });
+    if (prepared.rootCreated) log.info('root account created', { generatedPassword: prepared.generatedPassword !== undefined });
+    if (prepared.generatedPassword) opts.onRootPassword?.(prepared.generatedPassword);
     const masterKey = loadMasterKey(settings.vaultKey, settings.dataDir, settings.databaseUrl !== undefined, log);
 
     const config = new ConfigClient({ store: storeOptions, log, clock, masterKey });
@@ -82,7 +76,7 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     const pools = new UpstreamPools();
     cleanups.push(() => pools.close());
     const schedules = new SchedulesClient({
-      store: storeOptions, log, clock, node: settings.nodeName, masterKey, shards: settings.schedulerShards,
+      store: storeOptions, log, clock, node: settings.nodeName, masterKey, shards: settings.schedulerShards, maxCalls: settings.schedulerMaxCalls,
       makeCall: (call) => makeScheduledCall(config.view, pools, call, clock.now()),
     });
     cleanups.push(() => schedules.stop());

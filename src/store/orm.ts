@@ -1,11 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { MikroORM as LibSqlORM } from '@mikro-orm/libsql';
-import { MikroORM as PostgresORM } from '@mikro-orm/postgresql';
-import { Migrator } from '@mikro-orm/migrations';
 import type { MikroORM, EntityManager } from '@mikro-orm/core';
 import { ENTITIES } from './entities.ts';
-import { MIGRATIONS } from './migrations/index.ts';
 
 /** What a thread needs to open the store: plain data, so it crosses to workers. */
 export interface StoreOptions {
@@ -15,9 +11,19 @@ export interface StoreOptions {
   readonly poolSize?: number;
 }
 
+/**
+ * Whether this opener runs migrations. Only the boot worker and the CLI do: the migrator and the
+ * migrations weigh about 12 MB in every thread that loads them, and the actors never need them.
+ */
+export interface OpenOptions {
+  readonly migrations?: boolean;
+}
+
 export interface Store {
   readonly orm: MikroORM;
   readonly driver: 'sqlite' | 'postgresql';
+  /** Opened with its migrations (`migrate` needs them). */
+  readonly migrations: boolean;
   /** A fresh unit of work. */
   em(): EntityManager;
   /** Cheap round trip, for readiness. */
@@ -29,11 +35,16 @@ export function sqliteFile(dataDir: string): string {
   return join(dataDir, 'meerkat.db');
 }
 
-export async function openStore(options: StoreOptions): Promise<Store> {
+export async function openStore(options: StoreOptions, open: OpenOptions = {}): Promise<Store> {
+  const migrations = open.migrations
+    ? await Promise.all([import('@mikro-orm/migrations'), import('./migrations/index.ts')]).then(([m, list]) => ({
+        extensions: [m.Migrator],
+        migrations: { migrationsList: list.MIGRATIONS, tableName: 'meerkat_migrations', snapshot: false, silent: true },
+      }))
+    : {};
   const common = {
     entities: ENTITIES,
-    extensions: [Migrator],
-    migrations: { migrationsList: MIGRATIONS, tableName: 'meerkat_migrations', snapshot: false, silent: true },
+    ...migrations,
     discovery: { warnWhenNoEntities: false },
     allowGlobalContext: false,
     debug: false,
@@ -42,8 +53,10 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   };
   let orm: MikroORM;
   let driver: Store['driver'];
+  // Each thread loads only the driver it uses (the other one is another 10-14 MB).
   if (options.databaseUrl) {
     driver = 'postgresql';
+    const { MikroORM: PostgresORM } = await import('@mikro-orm/postgresql');
     orm = await PostgresORM.init({
       ...common,
       clientUrl: options.databaseUrl,
@@ -52,6 +65,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   } else {
     driver = 'sqlite';
     mkdirSync(options.dataDir, { recursive: true });
+    const { MikroORM: LibSqlORM } = await import('@mikro-orm/libsql');
     orm = await LibSqlORM.init({
       ...common,
       dbName: sqliteFile(options.dataDir),
@@ -65,6 +79,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   return {
     orm,
     driver,
+    migrations: open.migrations === true,
     em: () => orm.em.fork(),
     ping: async () => {
       await orm.em.getConnection().execute('select 1');
@@ -86,6 +101,7 @@ interface RawConnection {
  * own for the whole run, lets one node migrate while the others wait and then find nothing to do.
  */
 export async function migrate(store: Store): Promise<string[]> {
+  if (!store.migrations) throw new Error('the store was opened without its migrations (openStore(…, { migrations: true }))');
   const up = async () => (await store.orm.getMigrator().up()).map((m) => m.name);
   if (store.driver !== 'postgresql') return up();
   const knex = (store.orm.em.getConnection() as unknown as { getKnex(): { client: { acquireConnection(): Promise<RawConnection>; releaseConnection(c: RawConnection): Promise<void> } } }).getKnex();

@@ -1,9 +1,8 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { Change, Token } from '../../store/entities.ts';
 import { hashSecret, newId, newSecret } from '../secrets.ts';
+import type { TokenKind } from './kinds.ts';
 
-export const TOKEN_KINDS = ['admin', 'personal', 'schedules'] as const;
-export type TokenKind = (typeof TOKEN_KINDS)[number];
 
 export interface TokenRequest {
   readonly name: string;

@@ -1,6 +1,6 @@
 import { GatewayError, invalidField } from '../../http/errors.ts';
 import { nameProblem, objectBody, optionalString, requiredString, stringList } from '../validate.ts';
-import { TOKEN_KINDS, type TokenKind } from './mint.ts';
+import { TOKEN_KINDS, type TokenKind } from './kinds.ts';
 
 export interface TokenInput {
   readonly name: string;

@@ -1,0 +1,21 @@
+import type { StoreOptions } from '../../store/orm.ts';
+
+/** What the boot worker needs: plain data, so it crosses the thread boundary. */
+export interface PrepareInput {
+  readonly store: StoreOptions;
+  /** GATEWAY_ROOT_PASSWORD, when set: the first start gives it to root. */
+  readonly rootPassword: string | undefined;
+  readonly now: number;
+}
+
+export interface PrepareResult {
+  /** Migrations applied now, by name. */
+  readonly applied: string[];
+  readonly rootCreated: boolean;
+  /** Shown once by the caller when root was created without a given password; never stored. */
+  readonly generatedPassword?: string;
+}
+
+export type PrepareReply =
+  | { readonly ok: true; readonly result: PrepareResult }
+  | { readonly ok: false; readonly message: string };
