@@ -60,6 +60,9 @@ test('each bad value stops the boot with a sentence naming the variable', () => 
     ['GATEWAY_OTLP_ENDPOINT', 'ftp://collector'],
     ['GATEWAY_NODE_NAME', 'has spaces'],
     ['GATEWAY_DRAIN_TIMEOUT', 'soon'],
+    ['GATEWAY_SCHEDULER_SHARDS', '17'],
+    ['GATEWAY_SCHEDULER_MAX_CALLS', '0'],
+    ['GATEWAY_SCHEDULER_MAX_CALLS', 'many'],
   ];
   for (const [name, value] of cases) {
     const err = refusal({ [name]: value });

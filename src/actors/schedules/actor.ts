@@ -23,6 +23,7 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
   const engine = new Engine({
     store, clock: ctx.clock, log: ctx.log, node: init.node, masterKey: Buffer.from(init.masterKey, 'base64'), emit: ctx.emit,
     buckets: bucketsOf(init.shard, init.shards),
+    maxCalls: init.maxCalls,
     publish: (event) => feed.publish(event),
   });
 

@@ -22,6 +22,7 @@ export interface SchedulesClientOptions {
   readonly masterKey: Buffer;
   /** ScheduleActors on this node. */
   readonly shards: number;
+  readonly maxCalls: number;
   /** Makes a scheduled call through the data-plane pipeline (main thread). */
   readonly makeCall: (call: ScheduledCall) => Promise<CallOutcome>;
 }
@@ -40,7 +41,7 @@ export class SchedulesClient {
       const host: Host = new ActorHost<SchedulesCalls, SchedulesInit, SchedulesEvent>({
         name: `schedules-${shard}`,
         module: siblingModule(import.meta.url, './actor.ts'),
-        init: () => ({ store: opts.store, node: opts.node, masterKey: opts.masterKey.toString('base64'), shard, shards: opts.shards, feedWanted: this.#feed.size > 0 }),
+        init: () => ({ store: opts.store, node: opts.node, masterKey: opts.masterKey.toString('base64'), shard, shards: opts.shards, maxCalls: opts.maxCalls, feedWanted: this.#feed.size > 0 }),
         log: opts.log,
         clock: opts.clock,
         onEvent: (event) => this.#onEvent(host, event),

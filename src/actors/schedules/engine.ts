@@ -97,6 +97,11 @@ export interface EngineOptions {
   readonly publish: (event: FeedEvent) => void;
   /** The buckets this actor fires (shards.ts); null for all of them. */
   readonly buckets: readonly number[] | null;
+  /**
+   * Calls kept in flight at most. Due turns past that stay in the database, where another node
+   * may take them, instead of piling up in this process's memory.
+   */
+  readonly maxCalls: number;
 }
 
 let sequence = 0;
@@ -122,6 +127,10 @@ export class Engine {
   #again = false;
   #stopped = false;
   #listener: Listener | undefined;
+  /** Calls sent and not yet answered: run id → when sent. */
+  readonly #calling = new Map<string, number>();
+  /** The last look stopped at maxCalls: answers that make room look again. */
+  #full = false;
 
   /** Narrows every query of the engine to this actor's buckets. */
   readonly #mine: { bucket?: { $in: number[] } };
@@ -212,13 +221,38 @@ export class Engine {
 
   async #tick(): Promise<void> {
     // Batch after batch while full: a crowded minute is taken at once, not one batch per wake.
+    this.#full = false;
     for (;;) {
       const now = this.o.clock.now();
-      const read = await this.#take(now);
-      if (read < BATCH || this.#stopped) break;
+      const room = this.#room(now);
+      if (room === 0) {
+        this.#full = true;
+        break;
+      }
+      const limit = Math.min(BATCH, room);
+      const read = await this.#take(now, limit);
+      if (read < limit || this.#stopped) break;
     }
     await this.#expireLeases(this.o.clock.now());
-    await this.#arm();
+    // When full, the timer would only fire on turns already due: answers wake the next look.
+    if (!this.#full) await this.#arm();
+  }
+
+  /**
+   * How many more calls may go out. An answer that never came (the main thread lost it) stops
+   * counting when its lease ends: the lease settles that run.
+   */
+  #room(now: number): number {
+    for (const [run, sentAt] of this.#calling) {
+      if (now - sentAt < LEASE_MS) break; // Oldest first: the rest are younger.
+      this.#calling.delete(run);
+    }
+    return Math.max(0, this.o.maxCalls - this.#calling.size);
+  }
+
+  #send(call: ScheduledCall): void {
+    this.#calling.set(call.runId, this.o.clock.now());
+    this.o.emit({ type: 'call', call });
   }
 
   /** Sleeps until the earliest owed turn or lease end; the backstop covers what this misses. */
@@ -237,10 +271,10 @@ export class Engine {
    * turns whose version it read); the calls go out once that is committed. A turn that came round
    * past catchUp is dropped instead. Returns how many due turns were read.
    */
-  async #take(now: number): Promise<number> {
+  async #take(now: number, limit: number): Promise<number> {
     const drops = new Map<string, { version: number; scheduledFor: number; late: number }>();
     const flights = new Map<string, Flight>();
-    const { rows, won } = await this.#retried('taking due turns', () => takeDueTurns(this.o.store, { buckets: this.o.buckets, now, limit: BATCH, leaseUntil: now + LEASE_MS }, (due) => {
+    const { rows, won } = await this.#retried('taking due turns', () => takeDueTurns(this.o.store, { buckets: this.o.buckets, now, limit, leaseUntil: now + LEASE_MS }, (due) => {
       drops.clear();
       flights.clear();
       for (const s of due) {
@@ -267,7 +301,7 @@ export class Engine {
       const flight = flights.get(s.id);
       if (!flight || !won.has(s.id)) continue;
       this.#started(s.id, flight);
-      this.o.emit({ type: 'call', call: await this.#callOf(s, flight) });
+      this.#send(await this.#callOf(s, flight));
     }
     if (drops.size > 0) {
       // Nobody was up for these turns in time: each is dropped, and the cadence goes on.
@@ -325,6 +359,12 @@ export class Engine {
    */
   outcomes(list: readonly CallOutcome[]): void {
     this.#answers.push(...list);
+    for (const o of list) this.#calling.delete(o.runId);
+    // Room for a whole batch again: take the turns that waited.
+    if (this.#full && this.o.maxCalls - this.#calling.size >= Math.min(BATCH, this.o.maxCalls)) {
+      this.#full = false;
+      this.wake();
+    }
     if (this.#writing) return;
     this.#writing = (async () => {
       while (this.#answers.length > 0) {
@@ -421,10 +461,10 @@ export class Engine {
     });
     for (const { s, flight } of resend.values()) {
       this.#started(s.id, flight, 'resent');
-      this.o.emit({ type: 'call', call: await this.#callOf({
+      this.#send(await this.#callOf({
         id: s.id, routeId: s.routeId, method: s.method, path: s.path, headers: s.headers, body: s.body ?? null,
         contentType: s.contentType ?? null, roles: s.roles, organisation: s.organisation ?? null, timeoutMs: s.timeoutMs,
-      }, flight) });
+      }, flight));
     }
   }
 

@@ -151,6 +151,8 @@ export interface SchedulesInit {
   /** This actor's shard, of `shards` on the node (shards.ts). */
   readonly shard: number;
   readonly shards: number;
+  /** Calls this actor keeps in flight at most (GATEWAY_SCHEDULER_MAX_CALLS). */
+  readonly maxCalls: number;
   /** Whether someone on this node listens to the feed right now. */
   readonly feedWanted: boolean;
 }
