@@ -76,7 +76,7 @@ export const SETTINGS_DOC: ReadonlyArray<readonly [string, string, string]> = [
   ['GATEWAY_NODE_NAME', '(host name-pid)', 'this node\'s name in run records and logs'],
   ['GATEWAY_DRAIN_TIMEOUT', '30', 'seconds a stopping gateway waits for requests in flight before closing them'],
   ['GATEWAY_SCHEDULER_SHARDS', '2', 'ScheduleActors (worker threads) firing schedules on this node, 1 to 16; on SQLite always 1 (writes serialise on the file)'],
-  ['GATEWAY_SCHEDULER_MAX_CALLS', '1000', 'scheduled calls each ScheduleActor keeps in flight at most, 1 to 100000; due turns past that wait in the database, where another node may take them'],
+  ['GATEWAY_SCHEDULER_MAX_CALLS', '10000', 'scheduled calls each ScheduleActor keeps in flight at most, 1 to 100000; due turns past that wait in the database, where another node may take them'],
 ];
 
 function address(env: Env, name: keyof typeof DEFAULTS): ListenAddress {
@@ -223,7 +223,7 @@ export function loadSettings(env: Env = process.env): Settings {
     nodeName,
     drainTimeoutMs: wholeNumber(env, 'GATEWAY_DRAIN_TIMEOUT', 30, 0, 3600, 'seconds') * 1000,
     schedulerShards,
-    schedulerMaxCalls: wholeNumber(env, 'GATEWAY_SCHEDULER_MAX_CALLS', 1000, 1, 100_000),
+    schedulerMaxCalls: wholeNumber(env, 'GATEWAY_SCHEDULER_MAX_CALLS', 10_000, 1, 100_000),
     warnings: Object.freeze(warnings),
   });
 }
