@@ -65,4 +65,36 @@ if (TEST_DATABASE === 'postgres') {
       await t.close();
     }
   });
+
+  test('every committed configuration change is announced on meerkat_config, whoever wrote it', async () => {
+    const t = await startTestGateway();
+    const listener = new pg.Client({ connectionString: t.db.databaseUrl });
+    const writer = new pg.Client({ connectionString: t.db.databaseUrl });
+    await Promise.all([listener.connect(), writer.connect()]);
+    try {
+      const heard: string[] = [];
+      listener.on('notification', (n) => heard.push(n.channel));
+      await listener.query('listen meerkat_config');
+      const until = async (count: number) => {
+        for (let i = 0; i < 200 && heard.length < count; i++) await new Promise((r) => setTimeout(r, 10));
+        return heard.length;
+      };
+      const root = await signInAdmin(t.url('control'));
+      const before = await until(1); // the sign-in wrote a session change
+      assert.ok(before >= 1, 'a sign-in is announced');
+      await root.put('/api/roles/ops', {});
+      assert.equal(await until(before + 1), before + 1, 'a write through the API is announced');
+      // Not until the commit: a listener never reloads before the change is visible.
+      await writer.query('begin');
+      await writer.query(`insert into changes (kind, at) values ('route', 0)`);
+      await new Promise((r) => setTimeout(r, 100));
+      assert.equal(heard.length, before + 1, 'nothing is heard before the commit');
+      await writer.query('commit');
+      assert.equal(await until(before + 2), before + 2, 'a row written by another process is announced at its commit');
+    } finally {
+      await listener.end();
+      await writer.end();
+      await t.close();
+    }
+  });
 }

@@ -4,6 +4,7 @@ import { openStore } from '../../store/orm.ts';
 import { Change, Session } from '../../store/entities.ts';
 import { hashSecret, newSecret } from '../../core/secrets.ts';
 import { errorAttrs } from '../../log/logger.ts';
+import { listen } from '../../store/notify.ts';
 import type { ConfigCalls, ConfigEvent, ConfigInit } from './messages.ts';
 import { changeMark, loadSnapshot } from './snapshot.ts';
 import { ensureSigningKey } from './signing-keys.ts';
@@ -15,6 +16,9 @@ import { tokenHandlers } from './handlers/tokens.ts';
 import { organisationHandlers } from './handlers/organisations.ts';
 import { vaultHandlers } from './handlers/vault.ts';
 import { declarativeHandlers } from './handlers/declarative.ts';
+
+/** Announced by the `changes` trigger on PostgreSQL (migration 0007). */
+const CONFIG_CHANNEL = 'meerkat_config';
 
 runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
   const store = await openStore({ ...init.store, poolSize: 2 });
@@ -39,11 +43,17 @@ runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
   };
   await publish();
 
-  // Other processes (nodes sharing PostgreSQL, the CLI on the SQLite file) write change rows;
-  // this loop folds them in. It reports failures and keeps going.
+  // Other processes (nodes sharing PostgreSQL, the CLI on the SQLite file) write change rows; a
+  // look folds them in. It reports failures and keeps going. Looks never overlap: one asked for
+  // while another runs follows it.
   let failing = false;
-  let tick: Promise<void> = Promise.resolve();
-  const poll = setInterval(() => {
+  let tick: Promise<void> | undefined;
+  let again = false;
+  const look = (): void => {
+    if (tick) {
+      again = true;
+      return;
+    }
     tick = (async () => {
       try {
         if ((await changeMark(store.em())) !== mark) await publish();
@@ -53,8 +63,20 @@ runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
         if (!failing) ctx.log.warn('cannot read configuration changes; serving the last snapshot', errorAttrs(err));
         failing = true;
       }
-    })();
-  }, init.pollMs);
+    })().finally(() => {
+      tick = undefined;
+      if (again) {
+        again = false;
+        look();
+      }
+    });
+  };
+  const poll = setInterval(look, init.pollMs);
+  // On PostgreSQL a committed change is announced at once (migration 0007); the poll remains the
+  // backstop, and the only way on SQLite.
+  const bus = await listen(store, CONFIG_CHANNEL, look, (err) => {
+    ctx.log.warn('the configuration change bus lost its connection; changes from other nodes arrive within a second', errorAttrs(err));
+  });
 
   const deps: WriteDeps = { store, masterKey, now: () => ctx.clock.now(), publish };
 
@@ -94,6 +116,7 @@ runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
     },
     stop: async () => {
       clearInterval(poll);
+      await bus.close();
       await tick;
       await store.close();
     },

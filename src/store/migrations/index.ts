@@ -5,6 +5,7 @@ import { Migration0003 } from './0003-session-scope.ts';
 import { Migration0004 } from './0004-schedules.ts';
 import { Migration0005 } from './0005-pending-turn.ts';
 import { Migration0006 } from './0006-buckets-settings.ts';
+import { Migration0007 } from './0007-changes-notify.ts';
 
 /** Every migration, in order. Listed explicitly so compiled and tsx runs find the same set. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -14,4 +15,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0004-schedules', class: Migration0004 },
   { name: '0005-pending-turn', class: Migration0005 },
   { name: '0006-buckets-settings', class: Migration0006 },
+  { name: '0007-changes-notify', class: Migration0007 },
 ];

@@ -13,4 +13,9 @@ export abstract class SchemaMigration extends Migration {
   protected schema(builder: Knex.SchemaBuilder): void {
     for (const q of builder.toSQL()) this.addSql(q.sql);
   }
+
+  /** For the few statements only PostgreSQL has (triggers, NOTIFY). */
+  protected isPostgres(): boolean {
+    return (this.knex as unknown as { client: { dialect: string } }).client.dialect === 'postgresql';
+  }
 }
