@@ -48,6 +48,18 @@ export class DoorBindError extends Error {
   override readonly name = 'DoorBindError';
 }
 
+/**
+ * 204 and 304 carry no body, and a 204 must not announce a length (RFC 9110 8.6): end() would
+ * write `Content-Length: 0`, endWithoutBody() writes none. On a connection about to close (a
+ * draining gateway) end() stays, because endWithoutBody() cannot close it.
+ */
+function endBodiless(res: uWS.HttpResponse, closing: boolean): void {
+  if (closing) res.end('', true);
+  else res.endWithoutBody();
+}
+
+const bodiless = (status: number): boolean => status === 204 || status === 304;
+
 function statusLine(status: number): string {
   return `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
 }
@@ -267,6 +279,7 @@ export function openUwsDoor(opts: DoorOptions): Door {
     const headers = readHeaders(req);
     const abortHandlers: Array<() => void> = [];
     let headSent = false;
+    let bodilessHead = false;
     // After onAborted or a completed end() the uWS response object is dead: touching it throws
     // from inside uWS. Body chunks may still arrive after an early answer (a refused upload), so
     // flow control checks first.
@@ -335,6 +348,8 @@ export function openUwsDoor(opts: DoorOptions): Door {
             // No body on HEAD; the length announced is the GET's (RFC 9110 9.3.2).
             const declared = Number(hdrs['content-length'] ?? (body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
             res.endWithoutBody(Number.isFinite(declared) ? declared : 0, draining);
+          } else if (bodiless(status)) {
+            endBodiless(res, draining);
           } else {
             res.end(body ?? '', draining);
           }
@@ -344,6 +359,7 @@ export function openUwsDoor(opts: DoorOptions): Door {
       writeHead(status, hdrs) {
         if (ex.aborted || ex.responded || headSent) return;
         headSent = true;
+        bodilessHead = bodiless(status);
         res.cork(() => {
           res.writeStatus(statusLine(status));
           writeHeaders(res, hdrs);
@@ -369,7 +385,10 @@ export function openUwsDoor(opts: DoorOptions): Door {
       end(chunk) {
         if (ex.aborted || ex.responded) return;
         ex.responded = true;
-        res.cork(() => res.end(chunk ?? '', draining));
+        res.cork(() => {
+          if (bodilessHead) endBodiless(res, draining);
+          else res.end(chunk ?? '', draining);
+        });
         finish();
       },
       abort() {
