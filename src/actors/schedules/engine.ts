@@ -23,6 +23,7 @@ import { clampDeferral, judge, MAX_ATTEMPTS, MAX_DEFERRALS } from '../../core/sc
 import type { CallOutcome, RunReport, ScheduledCall, SchedulesEvent } from './messages.ts';
 import { runRecord } from './records.ts';
 import { endedLeases, nextWake, takeDueTurns, type DueRow } from './claims.ts';
+import { writeOutcomes, type OutcomeRow, type RunRow } from './outcome-rows.ts';
 import type { FeedEvent } from './feed.ts';
 
 const seconds = (ms: number): number => Math.floor(ms / 1000);
@@ -32,15 +33,6 @@ export const LEASE_MS = 5 * 60_000;
 /** Nodes tell each other here that a turn may be theirs to take (a hand-over). */
 export const CHANNEL = 'meerkat_schedules';
 const BATCH = 200;
-/**
- * What writing an outcome reads of a schedule: its cadence and state, not its payload (headers,
- * body, metadata), which only a call needs.
- */
-const OUTCOME_FIELDS = [
-  'id', 'every', 'cron', 'at', 'timezone', 'catchUpS', 'paused', 'finished', 'nextRunAt', 'inFlight', 'leaseUntil',
-  'lastRun', 'deferrals', 'pendingTurn', 'runRequest', 'version', 'updatedAt',
-] as const;
-
 /** What a schedule holds while a run is in flight (epoch ms inside; answers show seconds). */
 export interface Flight {
   readonly runId: string;
@@ -115,6 +107,9 @@ export function historyId(): string {
   sequence = (sequence + 1) & 0xffff;
   return `run-${Date.now().toString(16).padStart(11, '0').slice(-11)}${sequence.toString(16).padStart(4, '0')}${newId().slice(0, 9)}`;
 }
+
+/** Where the ORM write paths put history rows: into the unit of work of their transaction. */
+const runsOf = (tx: EntityManager) => (row: RunRow): void => { tx.create(ScheduleRun, row as never); };
 
 export class Engine {
   #timer: Timer | undefined;
@@ -309,7 +304,7 @@ export class Engine {
         const d = drops.get(s.id)!;
         if (s.version !== d.version || s.inFlight) return null;
         const f: Flight = { runId: `run_${newId()}`, attempt: 0, phase: 'calling', startedAt: now, scheduledFor: d.scheduledFor, node: this.o.node, leaseUntil: now, replayOf: null };
-        return this.#closeIn(s, tx, f, {
+        return this.#closeIn(s, runsOf(tx), f, {
           state: 'dropped', status: null, detail: `The turn due at ${new Date(d.scheduledFor).toISOString()} came round ${Math.round(d.late / 1000)} s late, past catchUp (${s.catchUpS} s); nothing was sent.`,
         }, now, false);
       });
@@ -372,7 +367,12 @@ export class Engine {
         const now = this.o.clock.now();
         const byId = new Map(batch.map((o) => [o.scheduleId, o]));
         try {
-          await this.#batch([...byId.keys()], now, (s, tx) => this.#outcomeIn(s, tx, byId.get(s.id)!, now), OUTCOME_FIELDS);
+          const written = await this.#retried('writing outcomes', () => writeOutcomes(this.o.store, [...byId.keys()], now, (s, addRun) => {
+            const event = this.#outcomeIn(s, addRun, byId.get(s.id)!, now);
+            return event && { event, s };
+          }));
+          for (const { event } of written) this.o.publish(event);
+          for (const { s } of written) this.#movedBy(s);
         } catch (err) {
           this.o.log.error('call outcomes could not be written; their lease settles them', { count: batch.length, ...errorAttrs(err) });
         }
@@ -385,7 +385,7 @@ export class Engine {
     while (this.#writing) await this.#writing;
   }
 
-  #outcomeIn(s: Schedule, tx: EntityManager, o: CallOutcome, now: number): FeedEvent | null {
+  #outcomeIn(s: OutcomeRow, addRun: (row: RunRow) => void, o: CallOutcome, now: number): FeedEvent | null {
     const flight = s.inFlight as unknown as Flight | null;
     // Settled elsewhere meanwhile, or handed over and sent again by another node.
     if (!flight || flight.runId !== o.runId || flight.attempt !== o.attempt || flight.node !== this.o.node) return null;
@@ -406,9 +406,9 @@ export class Engine {
         return { type: 'run.retrying', scheduleId: s.id, runId: flight.runId, attempt: flight.attempt, status: o.status, detail: o.detail, nextAttemptAt: seconds(now + verdict.waitMs) };
       }
       case 'defer':
-        return this.#closeIn(s, tx, flight, { state: 'failed', status: o.status, detail: o.detail }, now, true, verdict.delayMs);
+        return this.#closeIn(s, addRun, flight, { state: 'failed', status: o.status, detail: o.detail }, now, true, verdict.delayMs);
       default:
-        return this.#closeIn(s, tx, flight, { state: verdict.kind, status: o.status, detail: o.detail }, now, true);
+        return this.#closeIn(s, addRun, flight, { state: verdict.kind, status: o.status, detail: o.detail }, now, true);
     }
   }
 
@@ -425,7 +425,7 @@ export class Engine {
       return { type: 'run.advanced', scheduleId: s.id, runId: flight.runId, attempt: flight.attempt, phase: 'accepted', progress: report.progress ?? null, detail: report.detail ?? null };
     }
     const deferMs = report.state === 'failed' && report.retryInMs !== undefined ? clampDeferral(report.retryInMs) : undefined;
-    return this.#closeIn(s, tx, flight, { state: report.state, status: 202, detail: report.detail ?? (report.state === 'done' ? 'Accepted, then reported done.' : 'Accepted, then reported failed.') }, now, true, deferMs);
+    return this.#closeIn(s, runsOf(tx), flight, { state: report.state, status: 202, detail: report.detail ?? (report.state === 'done' ? 'Accepted, then reported done.' : 'Accepted, then reported failed.') }, now, true, deferMs);
   }
 
   /** Publishes a feed event from a transaction the actor committed. */
@@ -447,11 +447,11 @@ export class Engine {
       const f = s.inFlight as unknown as Flight | null;
       if (!f || s.leaseUntil == null || s.leaseUntil > now) return null;
       if (f.phase === 'accepted') {
-        return this.#closeIn(s, tx, f, { state: 'lost', status: 202, detail: 'Accepted (202), then no report for five minutes: closed as lost, not sent again.' }, now, true);
+        return this.#closeIn(s, runsOf(tx), f, { state: 'lost', status: 202, detail: 'Accepted (202), then no report for five minutes: closed as lost, not sent again.' }, now, true);
       }
       const withinCatchUp = s.catchUpS === 0 || now - f.scheduledFor <= s.catchUpS * 1000;
       if (f.attempt >= MAX_ATTEMPTS || !withinCatchUp) {
-        return this.#closeIn(s, tx, f, { state: 'failed', status: null, detail: `The gateway making attempt ${f.attempt} stopped before the answer, and ${f.attempt >= MAX_ATTEMPTS ? `${MAX_ATTEMPTS} attempts were made` : 'the turn is past catchUp'}: not sent again.` }, now, true);
+        return this.#closeIn(s, runsOf(tx), f, { state: 'failed', status: null, detail: `The gateway making attempt ${f.attempt} stopped before the answer, and ${f.attempt >= MAX_ATTEMPTS ? `${MAX_ATTEMPTS} attempts were made` : 'the turn is past catchUp'}: not sent again.` }, now, true);
       }
       const again: Flight = { ...f, attempt: f.attempt + 1, phase: 'calling', startedAt: now, node: this.o.node, leaseUntil: now + LEASE_MS, handedOver: false };
       s.inFlight = again as unknown as Record<string, unknown>;
@@ -484,7 +484,7 @@ export class Engine {
    * deferral count, and the next turn (the cadence, or the deferred turn after `deferMs`; a fifth
    * deferral in a row lets the turn go). Returns the feed event for after the commit.
    */
-  #closeIn(s: Schedule, tx: EntityManager, f: Flight, end: Ending, now: number, ran: boolean, deferMs?: number): FeedEvent {
+  #closeIn(s: OutcomeRow, addRun: (row: RunRow) => void, f: Flight, end: Ending, now: number, ran: boolean, deferMs?: number): FeedEvent {
     const row = this.record(s.id, f, end, now);
     s.inFlight = null;
     s.leaseUntil = null;
@@ -505,7 +505,7 @@ export class Engine {
     }
     const run = runRecord(row as unknown as ScheduleRun);
     s.lastRun = run as unknown as Record<string, unknown>;
-    tx.create(ScheduleRun, row);
+    addRun(row);
     return { type: 'run.finished', scheduleId: s.id, run, nextRunAt: s.nextRunAt == null ? null : seconds(s.nextRunAt) };
   }
 
@@ -513,31 +513,34 @@ export class Engine {
    * Changes schedules in one transaction: `change` edits each loaded row (returning null to leave
    * it alone), the rows are written together, and the feed hears of it after the commit. On
    * PostgreSQL the rows are locked in id order while this runs, so a node never writes over another
-   * node's change. A conflict (a deadlock victim, SQLite busy) is tried again twice.
+   * node's change. A conflict (a deadlock victim, SQLite busy) is tried again twice. The rare
+   * writes (dropped turns, ended leases) go through the ORM: a re-send needs the whole schedule.
+   * Outcomes, the frequent ones, go through `writeOutcomes`.
    */
-  async #batch(ids: readonly string[], now: number, change: (s: Schedule, tx: EntityManager) => FeedEvent | 'changed' | null, fields?: readonly string[]): Promise<void> {
+  async #batch(ids: readonly string[], now: number, change: (s: Schedule, tx: EntityManager) => FeedEvent | 'changed' | null): Promise<void> {
     if (ids.length === 0) return;
     const lock = this.o.store.driver === 'postgresql' ? { lockMode: LockMode.PESSIMISTIC_WRITE as const } : {};
-    const moved: number[] = [];
-    const events = await this.#retried('writing outcomes', () => this.o.store.em().transactional(async (tx) => {
-      const out: FeedEvent[] = [];
-      moved.length = 0;
-      const rows = await tx.find(Schedule, { id: { $in: [...ids] } }, { orderBy: { id: 'asc' }, ...lock, ...(fields ? { fields: fields as never } : {}) });
+    const written = await this.#retried('writing schedules', () => this.o.store.em().transactional(async (tx) => {
+      const out: Array<{ s: Schedule; result: FeedEvent | 'changed' }> = [];
+      const rows = await tx.find(Schedule, { id: { $in: [...ids] } }, { orderBy: { id: 'asc' }, ...lock });
       for (const s of rows) {
         const result = change(s, tx);
         if (result === null) continue;
         s.version += 1;
         s.updatedAt = now;
-        if (s.nextRunAt != null) moved.push(s.nextRunAt);
-        if (s.leaseUntil != null) moved.push(s.leaseUntil);
-        if (result !== 'changed') out.push(result);
+        out.push({ s, result });
       }
       await tx.flush();
       return out;
     }));
-    for (const e of events) this.o.publish(e);
-    // Only what these writes armed matters: a turn or lease end before the timer re-arms it.
-    for (const at of moved) this.consider(at);
+    for (const { result } of written) if (result !== 'changed') this.o.publish(result);
+    for (const { s } of written) this.#movedBy(s);
+  }
+
+  /** A written row's next turn or lease end may come before the armed timer. */
+  #movedBy(s: Pick<OutcomeRow, 'nextRunAt' | 'leaseUntil'>): void {
+    if (s.nextRunAt != null) this.consider(s.nextRunAt);
+    if (s.leaseUntil != null) this.consider(s.leaseUntil);
   }
 
   /** Runs a write again after a conflict (a deadlock victim, a busy SQLite file), twice at most. */
