@@ -246,6 +246,8 @@ export class Engine {
   }
 
   #send(call: ScheduledCall): void {
+    // A re-send keeps its run id: moved to the end, so the map stays in sending order.
+    this.#calling.delete(call.runId);
     this.#calling.set(call.runId, this.o.clock.now());
     this.o.emit({ type: 'call', call });
   }
