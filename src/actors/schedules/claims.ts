@@ -38,7 +38,7 @@ export interface Take {
 type Execute = (sql: string, params: unknown[]) => Promise<Array<Record<string, unknown>>>;
 
 /** JSON columns come back parsed from PostgreSQL and as text from SQLite; bigints as text from PostgreSQL. */
-const json = <T>(v: unknown): T | null => (v == null ? null : (typeof v === 'string' ? JSON.parse(v) : v) as T);
+export const json = <T>(v: unknown): T | null => (v == null ? null : (typeof v === 'string' ? JSON.parse(v) : v) as T);
 const int = (v: unknown): number => Number(v);
 
 function dueRow(r: Record<string, unknown>): DueRow {

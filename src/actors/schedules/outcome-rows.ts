@@ -7,6 +7,7 @@
  */
 import type { Store } from '../../store/orm.ts';
 import type { Schedule } from '../../store/entities.ts';
+import { json } from './claims.ts';
 
 /** What an outcome reads of a schedule; the change may set the fields in `WRITTEN`. */
 export type OutcomeRow = Pick<Schedule,
@@ -15,7 +16,6 @@ export type OutcomeRow = Pick<Schedule,
 
 type Execute = (sql: string, params: unknown[], method: 'all' | 'run') => Promise<unknown>;
 
-const json = <T>(v: unknown): T | null => (v == null ? null : (typeof v === 'string' ? JSON.parse(v) : v) as T);
 const num = (v: unknown): number | null => (v == null ? null : Number(v));
 const str = (v: unknown): string | null => (v == null ? null : String(v));
 
