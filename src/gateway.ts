@@ -77,7 +77,7 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     cleanups.push(() => pools.close());
     const schedules = new SchedulesClient({
       store: storeOptions, log, clock, node: settings.nodeName, masterKey, shards: settings.schedulerShards, maxCalls: settings.schedulerMaxCalls,
-      makeCall: (call) => makeScheduledCall(config.view, pools, call, clock.now()),
+      makeCall: (call, sent) => makeScheduledCall(config.view, pools, call, clock.now(), { onSent: sent }),
     });
     cleanups.push(() => schedules.stop());
     await schedules.start();
@@ -123,7 +123,14 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
         : {}),
     };
 
-    config.view.onSnapshot(() => pools.retain(new Set(config.view.origins.values())));
+    const scheduleTokensOf = () => new Set([...config.view.tokensById.values()].filter((t) => t.kind === 'schedules').map((t) => t.id));
+    let scheduleTokens = scheduleTokensOf();
+    config.view.onSnapshot(() => {
+      pools.retain(new Set(config.view.origins.values()));
+      const current = scheduleTokensOf();
+      schedules.tokensGone([...scheduleTokens].filter((id) => !current.has(id)));
+      scheduleTokens = current;
+    });
     const handlers: Record<PlaneName, ExchangeHandler> = {
       data: dataPlane(ctx, pools),
       control: controlPlane(ctx),
@@ -156,6 +163,8 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
           draining = true;
           log.info('stopping: no new connections; draining requests in flight', { inFlight: doors.reduce((n, d) => n + d.inFlight, 0) });
           for (const d of doors) d.stopAccepting();
+          // Turns first: a node that drains for 30 s must not take new ones meanwhile.
+          await schedules.quiesce();
           await Promise.all(doors.map((d) => d.drain(settings.drainTimeoutMs)));
           const left = doors.reduce((n, d) => n + d.inFlight, 0);
           if (left > 0) log.warn('drain timeout: closing requests still in flight', { inFlight: left });

@@ -7,7 +7,8 @@ import { HOP_BY_HOP } from '../http/exchange.ts';
 import { IDENTITY_HEADERS } from './identity.ts';
 
 export interface ForwardOptions {
-  readonly remoteAddress: string;
+  /** The client's address; null for a call the gateway makes itself (no client, no forwarding facts). */
+  readonly remoteAddress: string | null;
   readonly secure: boolean;
   /** Cookie names of the gateway's own sessions: removed from the Cookie header sent upstream (header dropped when nothing is left). */
   readonly ownCookies: ReadonlySet<string>;
@@ -53,6 +54,7 @@ export function forwardRequestHeaders(incoming: Readonly<Record<string, string>>
       out[name] = value;
     }
   }
+  if (opts.remoteAddress === null) return out;
   out['x-forwarded-for'] = opts.remoteAddress;
   out['x-forwarded-proto'] = opts.secure ? 'https' : 'http';
   const host = incoming['host'];

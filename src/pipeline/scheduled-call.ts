@@ -1,21 +1,26 @@
 /**
- * A scheduled call through the front door's pipeline (spec 1.1): the route's rules, endpoint
- * rules, organisation and hours read the scheduler's identity with the schedule's roles, as they
- * read anybody's; identity reaches the service as the route declares; no token is on the wire.
- * Every outcome comes back as a status and the sentence a person reads.
+ * A scheduled call through the front door's pipeline (spec 1.1): the same core as a data-plane
+ * request (pass.ts), with the scheduler's identity posed instead of a credential presented, and
+ * the collecting ending instead of the relaying one. The route's rules, endpoint rules,
+ * organisation and hours read the schedule's roles as they read anybody's; the schedule's
+ * headers go through the same header rules as a caller's (identity, forwarding and hop-by-hop
+ * headers never pass); identity reaches the service as the route declares; no token is on the
+ * wire. Every outcome comes back as a status and the sentence a person reads.
  */
 import { STATUS_CODES } from 'node:http';
 import type { ConfigView } from '../actors/config/client.ts';
 import type { CallOutcome, ScheduledCall } from '../actors/schedules/messages.ts';
 import { GatewayError } from '../http/errors.ts';
-import type { Identity } from '../core/model.ts';
-import { authorise } from './admit.ts';
-import { identityHeaders } from './identity.ts';
-import { upstreamFailure, type UpstreamPools } from './upstream.ts';
+import { collect } from './collect.ts';
+import { pass } from './pass.ts';
+import type { UpstreamPools } from './upstream.ts';
 
-/** The fixed identity scheduled calls act under (not an account). */
-export const SCHEDULER_USER = 'scheduler';
+export { SCHEDULER_USER } from './pass.ts';
+
 const DETAIL_LIMIT = 500;
+/** What is read of an answer at most: enough for a sentence, never a whole file. */
+export const ANSWER_LIMIT = 64 * 1024;
+const NO_COOKIES: ReadonlySet<string> = new Set();
 
 /** An answer's text cut to what a person reads: markup and whitespace go, the first sentences stay. */
 export function humanDetail(status: number, reason: string, text: string, contentType: string | undefined): string {
@@ -32,6 +37,15 @@ export function humanDetail(status: number, reason: string, text: string, conten
   return `${line}: ${cut}`;
 }
 
+/** Retry-After as seconds from now: a number of seconds, or an HTTP date (RFC 9110 10.2.3). */
+export function retryAfterSeconds(value: string | string[] | undefined, now: number): number | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  if (v === undefined || v.trim() === '') return undefined;
+  if (/^\s*\d+\s*$/.test(v)) return Number(v);
+  const at = Date.parse(v);
+  return Number.isFinite(at) ? Math.max(0, Math.round((at - now) / 1000)) : undefined;
+}
+
 function bodyOf(call: ScheduledCall): { body: string | undefined; type: string | undefined } {
   if (call.body === null) return { body: undefined, type: call.contentType ?? undefined };
   const v = call.body.value;
@@ -40,46 +54,61 @@ function bodyOf(call: ScheduledCall): { body: string | undefined; type: string |
   return { body: JSON.stringify(v), type: call.contentType ?? 'application/json' };
 }
 
-export async function makeScheduledCall(view: ConfigView, pools: UpstreamPools, call: ScheduledCall, now: number): Promise<CallOutcome> {
-  const reasons = STATUS_CODES;
-  const done = (status: number, detail: string, retryAfterS?: number): CallOutcome => ({
-    scheduleId: call.scheduleId, runId: call.runId, attempt: call.attempt, status, detail, ...(retryAfterS !== undefined ? { retryAfterS } : {}),
+/** The schedule's headers under lower-case names, as a caller's arrive; the gateway's own go on top. */
+function headersOf(call: ScheduledCall, type: string | undefined): Record<string, string> {
+  const out: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const [name, value] of Object.entries(call.headers)) out[name.toLowerCase()] = value;
+  // The gateway frames the body itself; a stored length could only be wrong.
+  delete out['content-length'];
+  if (type !== undefined) out['content-type'] = type;
+  out['gateway-job'] = call.scheduleId;
+  out['gateway-job-run'] = call.runId;
+  out['gateway-job-attempt'] = String(call.attempt);
+  return out;
+}
+
+export interface CallHooks {
+  /** The request has left and the answer has not begun. */
+  readonly onSent?: () => void;
+}
+
+export async function makeScheduledCall(view: ConfigView, pools: UpstreamPools, call: ScheduledCall, now: number, hooks: CallHooks = {}): Promise<CallOutcome> {
+  const done = (status: number, detail: string, extra: Partial<Pick<CallOutcome, 'retryAfterS' | 'stopped'>> = {}): CallOutcome => ({
+    scheduleId: call.scheduleId, runId: call.runId, attempt: call.attempt, status, detail, ...extra,
   });
+  const sentence = (err: GatewayError) => `${err.status} ${STATUS_CODES[err.status] ?? ''}: ${err.detail}`.replace(' :', ':');
   const route = view.routesById.get(call.routeId);
-  if (!route) return done(404, `404 Not Found: the route "${call.routeId}" no longer exists.`);
-  const match = view.routeTable.match(route.hosts[0], call.path.split('?')[0]!);
-  if (!match || match.route.id !== route.id) return done(404, `404 Not Found: the route "${route.id}" no longer serves ${call.path}.`);
-  const identity: Identity = { user: SCHEDULER_USER, roles: view.roles.expand(call.roles), organisation: call.organisation };
-  try {
-    authorise(view, route, identity, call.method, match.servicePath, now);
-  } catch (err) {
-    if (err instanceof GatewayError) return done(err.status, `${err.status} ${reasons[err.status] ?? ''}: ${err.detail}`.replace(' :', ':'));
-    throw err;
-  }
-  const signer = view.signer;
-  if (route.identity === 'jwt' && !signer) return done(503, '503 Service Unavailable: this node cannot unseal the identity signing key.');
   const { body, type } = bodyOf(call);
-  const host = route.hosts[0] ?? 'localhost';
-  const headers: Record<string, string> = {
-    ...call.headers,
-    ...identityHeaders(route.identity, identity, signer!, `https://${host}`, now),
-    'gateway-job': call.scheduleId,
-    'gateway-job-run': call.runId,
-    'gateway-job-attempt': String(call.attempt),
-    ...(type ? { 'content-type': type } : {}),
-  };
-  const origin = view.origins.get(route.id)!;
-  const query = call.path.includes('?') ? call.path.slice(call.path.indexOf('?')) : '';
+  const query = call.path.indexOf('?');
+  let upstream;
   try {
-    const res = await pools.get(origin).request({
-      method: call.method as 'POST', path: match.upstreamPath + query, headers, body: body ?? null,
-      headersTimeout: call.timeoutMs, bodyTimeout: call.timeoutMs,
-    });
-    const text = (await res.body.text()).slice(0, 64 * 1024);
-    const retry = Number(res.headers['retry-after']);
-    return done(res.statusCode, humanDetail(res.statusCode, reasons[res.statusCode] ?? '', text, res.headers['content-type'] as string | undefined), Number.isFinite(retry) ? retry : undefined);
+    ({ upstream } = pass(view, pools, {
+      method: call.method,
+      // The call is made under the route's first name: the issuer of a signed identity follows it.
+      host: route?.hosts[0],
+      path: query < 0 ? call.path : call.path.slice(0, query),
+      query: query < 0 ? '' : call.path.slice(query + 1),
+      headers: headersOf(call, type),
+      client: null,
+      who: { kind: 'posed', routeId: call.routeId, roles: call.roles, organisation: call.organisation, tokenId: call.tokenId },
+      ownCookies: NO_COOKIES,
+      timeoutMs: call.timeoutMs,
+    }, now));
   } catch (err) {
-    const refusal = upstreamFailure(err, { origin, timeoutMs: call.timeoutMs });
-    return done(refusal.status, `${refusal.status} ${reasons[refusal.status] ?? ''}: ${refusal.detail}`);
+    if (!(err instanceof GatewayError)) throw err;
+    return done(err.status, sentence(err), err.code === 'token.revoked' ? { stopped: 'token-revoked' } : {});
+  }
+  try {
+    const answer = await collect(upstream, { body, limit: ANSWER_LIMIT, ...(hooks.onSent ? { onSent: hooks.onSent } : {}) });
+    const retryAfterS = retryAfterSeconds(answer.headers['retry-after'], now);
+    const contentType = answer.headers['content-type'];
+    return done(
+      answer.status,
+      humanDetail(answer.status, STATUS_CODES[answer.status] ?? '', answer.text, Array.isArray(contentType) ? contentType[0] : contentType),
+      retryAfterS !== undefined ? { retryAfterS } : {},
+    );
+  } catch (err) {
+    if (!(err instanceof GatewayError)) throw err;
+    return done(err.status, sentence(err));
   }
 }

@@ -175,6 +175,8 @@ export const Schedule = defineEntity({
     tokenName: p.string().nullable(),
     paused: p.boolean().default(false),
     finished: p.boolean().default(false),
+    /** Why it stopped for good (`token-revoked`), or null: a stopped schedule never fires again. */
+    stopped: p.string().nullable(),
     nextRunAt: p.bigint('number').nullable().index(),
     inFlight: p.json<Record<string, unknown>>().nullable(),
     lastRun: p.json<Record<string, unknown>>().nullable(),

@@ -20,6 +20,7 @@ export class ConfigView {
   accountsByName = new Map<string, AccountView>();
   sessions = new Map<string, SessionView>();
   tokensByHash = new Map<string, TokenView>();
+  tokensById = new Map<string, TokenView>();
   routesById = new Map<string, RouteView>();
   organisations = new Map<string, OrganisationView>();
   /** The catalogue, by name, in name order. */
@@ -52,6 +53,7 @@ export class ConfigView {
     this.accountsByName = new Map(s.accounts.map((a) => [a.name, a]));
     this.sessions = new Map(s.sessions.map((x) => [x.id, x]));
     this.tokensByHash = new Map(s.tokens.map((t) => [t.hash, t]));
+    this.tokensById = new Map(s.tokens.map((t) => [t.id, t]));
     this.routesById = new Map(s.routes.map((r) => [r.id, r]));
     this.organisations = new Map(s.organisations.map((o) => [o.id, o]));
     this.routeTable = new RouteTable(s.routes);

@@ -1,7 +1,7 @@
 /** SchedulesActor, worker side: the schedule resource and its history. */
 import { runActor } from '../../workers/actor-runtime.ts';
 import { openStore } from '../../store/orm.ts';
-import { Schedule, ScheduleRun } from '../../store/entities.ts';
+import { Schedule, ScheduleRun, Token } from '../../store/entities.ts';
 import { GatewayError, invalidField } from '../../http/errors.ts';
 import { newId } from '../../core/secrets.ts';
 import { matcher } from '../../core/schedules/filters.ts';
@@ -33,9 +33,9 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
   };
   const rearm = (s: Schedule) => {
     // A run now asked while paused goes out as soon as the schedule may fire again.
-    s.nextRunAt = s.runRequest && !s.paused
+    s.nextRunAt = s.runRequest && !s.paused && s.stopped == null
       ? now()
-      : nextRunAt(s, { paused: s.paused, finished: s.finished, lastEndMs: lastEnd(s) }, now());
+      : nextRunAt(s, { paused: s.paused, finished: s.finished, stopped: s.stopped != null, lastEndMs: lastEnd(s) }, now());
   };
   const fields = (input: ScheduleWrite) => ({
     name: input.name, roles: input.roles, method: input.method, routeId: input.routeId, path: input.path,
@@ -43,6 +43,12 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
     body: input.body === null ? null : { value: input.body }, contentType: input.contentType, metadata: input.metadata,
     overlap: input.overlap, catchUpS: input.catchUpS, timeoutMs: input.timeoutMs, organisation: input.organisation,
   });
+  /** A stopped schedule is kept to be read and deleted; nothing makes it fire again. */
+  const refuseStopped = (s: Schedule) => {
+    if (s.stopped === 'token-revoked') {
+      throw new GatewayError('schedule.stopped', `This schedule stopped when the token "${s.tokenName ?? s.tokenId}" that wrote it was revoked; it can be read and deleted, not resumed or run.`);
+    }
+  };
   const changed = (schedule: ScheduleRecord) => feed.publish({ type: 'schedule.changed', schedule });
   /** One schedule within the caller's perimeter; another token's schedule does not exist for it. */
   const find = async (em: ReturnType<typeof store.em>, id: string, owner: Owner) =>
@@ -88,7 +94,7 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
         const id = given ?? `sch_${newId()}`;
         const s = em.create(Schedule, {
           id, bucket: bucketOf(id), ...fields(input), tokenId: token?.id ?? null, tokenName: token?.name ?? null,
-          paused: false, finished: false, nextRunAt: null, inFlight: null, leaseUntil: null, lastRun: null, deferrals: 0,
+          paused: false, finished: false, stopped: null, nextRunAt: null, inFlight: null, leaseUntil: null, lastRun: null, deferrals: 0,
           runRequest: null, version: 0, createdAt: t, updatedAt: t,
         });
         rearm(s);
@@ -131,6 +137,7 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
         rearm(s);
       }),
       'schedule.resume': ({ id, owner }) => thenConsider(change(id, owner, (s) => {
+        refuseStopped(s);
         s.paused = false;
         rearm(s);
       })),
@@ -141,6 +148,7 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
           if (run.state === 'done') throw invalidField('replayOf', `The turn ${replayOf} ended done; only a failed, lost or dropped turn is replayed.`);
         }
         return thenWake(change(id, owner, (s) => {
+          refuseStopped(s);
           if (s.inFlight) throw new GatewayError('in-flight', `Run ${(s.inFlight as { runId: string }).runId} of this schedule is in flight; run now and replay wait until it has finished.`);
           // The engine takes the request at its next look; the turn is brought forward to now.
           s.runRequest = { at: now(), replayOf, by };
@@ -169,6 +177,28 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
         if (event) engine.publish(event);
         return record;
       },
+      'tokens.revoked': async ({ ids }) => {
+        const em = store.em();
+        const alive = new Set((await em.find(Token, { id: { $in: [...ids] }, revokedAt: null }, { fields: ['id'] })).map((t) => t.id));
+        const gone = ids.filter((t) => !alive.has(t));
+        if (gone.length === 0) return 0;
+        // Every shard of every node may hear the same revocation: only rows not yet stopped change.
+        const rows = await em.find(Schedule, { tokenId: { $in: gone }, stopped: null });
+        let stopped = 0;
+        for (const row of rows) {
+          await change(row.id, null, (s) => {
+            if (s.stopped != null) return;
+            s.stopped = 'token-revoked';
+            s.pendingTurn = null;
+            s.runRequest = null;
+            // A run in flight finishes; its close arms nothing.
+            s.nextRunAt = null;
+            stopped += 1;
+          });
+        }
+        if (stopped > 0) ctx.log.info('schedules stopped: the token that wrote them was revoked', { count: stopped, tokens: gone.join(',') });
+        return stopped;
+      },
       'feed.want': ({ on }) => {
         feed.want(on);
         return null;
@@ -182,6 +212,14 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
         await sweeper.sweep();
         const r = await readRetention(store);
         return { retentionMs: r.ms, updatedAt: r.updatedAt, updatedBy: r.updatedBy };
+      },
+      'engine.quiesce': async () => {
+        await engine.quiesce();
+        return null;
+      },
+      'run.sent': (notes) => {
+        engine.sent(notes);
+        return null;
       },
       // Not awaited: the engine gathers answers that arrive while it writes (engine.outcomes).
       'run.outcomes': (outcomes) => {

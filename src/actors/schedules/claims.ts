@@ -21,6 +21,7 @@ export interface DueRow {
   readonly roles: string[];
   readonly organisation: string | null;
   readonly timeoutMs: number;
+  readonly tokenId: string | null;
   readonly catchUpS: number;
   readonly nextRunAt: number;
   readonly runRequest: { at: number; replayOf: string | null; by: string } | null;
@@ -46,7 +47,8 @@ function dueRow(r: Record<string, unknown>): DueRow {
     id: String(r.id), version: int(r.version), routeId: String(r.route_id), method: String(r.method), path: String(r.path),
     headers: json<Record<string, string>>(r.headers) ?? {}, body: json<{ value: unknown }>(r.body),
     contentType: r.content_type == null ? null : String(r.content_type), roles: json<string[]>(r.roles) ?? [],
-    organisation: r.organisation == null ? null : String(r.organisation), timeoutMs: int(r.timeout_ms), catchUpS: int(r.catch_up_s),
+    organisation: r.organisation == null ? null : String(r.organisation), timeoutMs: int(r.timeout_ms),
+    tokenId: r.token_id == null ? null : String(r.token_id), catchUpS: int(r.catch_up_s),
     nextRunAt: int(r.next_run_at), runRequest: json(r.run_request), pendingTurn: json(r.pending_turn),
   };
 }
@@ -62,9 +64,9 @@ export async function takeDueTurns(
 ): Promise<{ rows: DueRow[]; won: Set<string> }> {
   const pg = store.driver === 'postgresql';
   const mine = bucketFilter(o.buckets);
-  const select = `select id, version, route_id, method, path, headers, body, content_type, roles, organisation, timeout_ms, catch_up_s,
-    next_run_at, run_request, pending_turn from schedules
-    where paused = false and finished = false and in_flight is null and next_run_at <= ?${mine}
+  const select = `select id, version, route_id, method, path, headers, body, content_type, roles, organisation, timeout_ms, token_id,
+    catch_up_s, next_run_at, run_request, pending_turn from schedules
+    where paused = false and finished = false and stopped is null and in_flight is null and next_run_at <= ?${mine}
     order by next_run_at limit ${Math.trunc(o.limit)}${pg ? ' for update skip locked' : ''}`;
   const run = async (execute: Execute) => {
     const rows = (await execute(select, [o.now])).map(dueRow);
@@ -108,7 +110,7 @@ const rowsOf = async (store: Store, sql: string, params: unknown[]) =>
 export async function nextWake(store: Store, buckets: readonly number[] | null): Promise<{ turn: number | null; lease: number | null }> {
   const mine = bucketFilter(buckets);
   const [row] = await rowsOf(store, `select
-    (select next_run_at from schedules where paused = false and finished = false and in_flight is null and next_run_at is not null${mine} order by next_run_at limit 1) as turn,
+    (select next_run_at from schedules where paused = false and finished = false and stopped is null and in_flight is null and next_run_at is not null${mine} order by next_run_at limit 1) as turn,
     (select lease_until from schedules where lease_until is not null${mine} order by lease_until limit 1) as lease`, []);
   return { turn: row?.turn == null ? null : int(row.turn), lease: row?.lease == null ? null : int(row.lease) };
 }

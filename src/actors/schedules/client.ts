@@ -9,7 +9,8 @@ import { ActorHost } from '../../workers/supervisor.ts';
 import { siblingModule } from '../../workers/spawn.ts';
 import type { StoreOptions } from '../../store/orm.ts';
 import { newId } from '../../core/secrets.ts';
-import type { CallOutcome, ScheduledCall, SchedulesCalls, SchedulesEvent, SchedulesInit } from './messages.ts';
+import type { CallOutcome, ScheduledCall, SchedulesCalls, SchedulesEvent, SchedulesInit, SentCall } from './messages.ts';
+import { TickBuffer } from '../../workers/tick-buffer.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import type { FeedListener } from './feed.ts';
 import { shardOf } from './shards.ts';
@@ -23,16 +24,21 @@ export interface SchedulesClientOptions {
   /** ScheduleActors on this node. */
   readonly shards: number;
   readonly maxCalls: number;
-  /** Makes a scheduled call through the data-plane pipeline (main thread). */
-  readonly makeCall: (call: ScheduledCall) => Promise<CallOutcome>;
+  /** Makes a scheduled call through the data-plane pipeline (main thread); `sent` when the request has left. */
+  readonly makeCall: (call: ScheduledCall, sent: () => void) => Promise<CallOutcome>;
 }
 
 type Host = ActorHost<SchedulesCalls, SchedulesInit, SchedulesEvent>;
+/** What goes back to an actor, gathered per turn of the event loop. */
+interface Buffers {
+  readonly outcomes: TickBuffer<CallOutcome>;
+  readonly sent: TickBuffer<SentCall>;
+}
 
 export class SchedulesClient {
   readonly hosts: readonly Host[];
   readonly #feed = new Set<FeedListener>();
-  readonly #outcomes = new Map<Host, CallOutcome[]>();
+  readonly #perHost = new Map<Host, Buffers>();
   #wanted: Promise<void> = Promise.resolve();
   #next = 0;
 
@@ -57,30 +63,31 @@ export class SchedulesClient {
     }
     // The call runs on the main thread's I/O; its outcome goes back to the actor that asked,
     // gathered with the others that ended in the same turn of the event loop (one write for all).
-    void this.opts.makeCall(event.call).then(
-      (outcome) => this.#report(host, outcome),
+    const { scheduleId, runId, attempt } = event.call;
+    const buffers = this.#buffers(host);
+    void this.opts.makeCall(event.call, () => buffers.sent.push({ scheduleId, runId, attempt })).then(
+      (outcome) => buffers.outcomes.push(outcome),
       (err: unknown) => this.opts.log.error('a scheduled call failed inside the gateway; the lease settles it', { schedule: event.call.scheduleId, run: event.call.runId, ...errorAttrs(err) }),
     );
   }
 
-  #report(host: Host, outcome: CallOutcome): void {
-    let queue = this.#outcomes.get(host);
-    if (queue) {
-      queue.push(outcome);
-      return;
-    }
-    queue = [outcome];
-    this.#outcomes.set(host, queue);
-    setImmediate(() => {
-      const batch = this.#outcomes.get(host)!;
-      this.#outcomes.delete(host);
-      host.call('run.outcomes', batch).catch((err: unknown) => {
-        const attrs = { count: batch.length, runs: batch.slice(0, 5).map((o) => o.runId).join(','), ...errorAttrs(err) };
-        // While the node stops, its calls in flight were handed over: another node sends them again.
-        if (host.state === 'stopping' || host.state === 'stopped') this.opts.log.info('answers arrived after the scheduler stopped; their calls were handed over', attrs);
-        else this.opts.log.error('scheduled calls could not be reported back; their lease settles them', attrs);
-      });
-    });
+  #buffers(host: Host): Buffers {
+    let b = this.#perHost.get(host);
+    if (b) return b;
+    const failed = (what: string) => (err: unknown, batch: ReadonlyArray<{ runId: string }>) => {
+      const attrs = { count: batch.length, runs: batch.slice(0, 5).map((o) => o.runId).join(','), ...errorAttrs(err) };
+      // While the node stops, its calls in flight were handed over: another node sends them again.
+      if (host.state === 'stopping' || host.state === 'stopped') this.opts.log.info(`${what} arrived after the scheduler stopped; their calls were handed over`, attrs);
+      else this.opts.log.error(`${what} of scheduled calls could not be reported back; their lease settles them`, attrs);
+    };
+    const outcomesFailed = failed('answers');
+    const sentFailed = failed('sending notes');
+    b = {
+      outcomes: new TickBuffer<CallOutcome>((batch) => { host.call('run.outcomes', batch).catch((err: unknown) => outcomesFailed(err, batch)); }),
+      sent: new TickBuffer<SentCall>((batch) => { host.call('run.sent', batch).catch((err: unknown) => sentFailed(err, batch)); }),
+    };
+    this.#perHost.set(host, b);
+    return b;
   }
 
   /**
@@ -111,8 +118,27 @@ export class SchedulesClient {
     await Promise.all(this.hosts.map((h) => h.start()));
   }
 
+  /** First step of a stop: every engine stops taking turns and hands its calls in flight over. */
+  async quiesce(): Promise<void> {
+    await Promise.all(this.hosts.map((h) => h.call('engine.quiesce', null).catch((err: unknown) => {
+      this.opts.log.warn('a scheduler did not hand over before the drain; its stop does', { actor: h.name, ...errorAttrs(err) });
+    })));
+  }
+
   async stop(): Promise<void> {
     await Promise.all(this.hosts.map((h) => h.stop()));
+  }
+
+  /**
+   * Schedules tokens that left the configuration (revoked here, on another node, or by the CLI):
+   * their schedules stop at once rather than at their next turn. The call-time check still bounds
+   * every call, whatever this misses.
+   */
+  tokensGone(ids: readonly string[]): void {
+    if (ids.length === 0) return;
+    this.call('tokens.revoked', { ids }).catch((err: unknown) => {
+      this.opts.log.warn('schedules of revoked tokens could not be stopped now; their next call stops them', { tokens: ids.join(','), ...errorAttrs(err) });
+    });
   }
 
   /** Routes a call: by the schedule's id to its owner; a new schedule gets its id here. */

@@ -12,7 +12,7 @@ import type { Logger } from '../../log/logger.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import type { Store } from '../../store/orm.ts';
 import { LockMode, type EntityManager } from '@mikro-orm/core';
-import { Schedule, ScheduleRun, VaultEntry } from '../../store/entities.ts';
+import { Schedule, ScheduleRun, Token, VaultEntry } from '../../store/entities.ts';
 import { listen, notify, type Listener } from '../../store/notify.ts';
 import { newId } from '../../core/secrets.ts';
 import { nextRunAt } from '../../core/schedules/next-run.ts';
@@ -20,10 +20,10 @@ import { referencedNames, resolveReferences } from '../../core/vault/references.
 import { unseal } from '../../core/vault/seal.ts';
 import { vaultScope } from '../../core/vault/vault-input.ts';
 import { clampDeferral, judge, MAX_ATTEMPTS, MAX_DEFERRALS } from '../../core/schedules/outcomes.ts';
-import type { CallOutcome, RunReport, ScheduledCall, SchedulesEvent } from './messages.ts';
+import type { CallOutcome, RunReport, ScheduledCall, SchedulesEvent, SentCall } from './messages.ts';
 import { runRecord } from './records.ts';
 import { endedLeases, nextWake, takeDueTurns, type DueRow } from './claims.ts';
-import { writeOutcomes, type OutcomeRow, type RunRow } from './outcome-rows.ts';
+import { markWaiting, writeOutcomes, type OutcomeRow, type RunRow } from './outcome-rows.ts';
 import type { FeedEvent } from './feed.ts';
 
 const seconds = (ms: number): number => Math.floor(ms / 1000);
@@ -76,7 +76,7 @@ interface Ending {
 }
 
 /** What a call is made from: a due turn as read, or a stored schedule (a re-send). */
-type CallSource = Pick<DueRow, 'id' | 'routeId' | 'method' | 'path' | 'headers' | 'body' | 'contentType' | 'roles' | 'organisation' | 'timeoutMs'>;
+type CallSource = Pick<DueRow, 'id' | 'routeId' | 'method' | 'path' | 'headers' | 'body' | 'contentType' | 'roles' | 'organisation' | 'timeoutMs' | 'tokenId'>;
 
 export interface EngineOptions {
   readonly store: Store;
@@ -114,6 +114,7 @@ const runsOf = (tx: EntityManager) => (row: RunRow): void => { tx.create(Schedul
 export class Engine {
   #timer: Timer | undefined;
   #answers: CallOutcome[] = [];
+  #waiting: SentCall[] = [];
   #writing: Promise<void> | undefined;
   /** When the timer fires (epoch ms; infinite when none is armed). */
   #armedAt = Number.POSITIVE_INFINITY;
@@ -121,6 +122,7 @@ export class Engine {
   #running: Promise<void> | undefined;
   #again = false;
   #stopped = false;
+  #quiesced: Promise<void> | undefined;
   #listener: Listener | undefined;
   /** Calls sent and not yet answered: run id → when sent. */
   readonly #calling = new Map<string, number>();
@@ -153,6 +155,22 @@ export class Engine {
    * here is then ignored.
    */
   async stop(): Promise<void> {
+    await this.quiesce();
+    await this.settled();
+    await this.#listener?.close();
+  }
+
+  /**
+   * The first step of a node's stop, before its doors drain: no turn is taken any more, and the
+   * calls in flight are handed over. Answers still arriving are written (a call answered here is
+   * not sent again); the stop then waits for them.
+   */
+  quiesce(): Promise<void> {
+    this.#quiesced ??= this.#handOver();
+    return this.#quiesced;
+  }
+
+  async #handOver(): Promise<void> {
     this.#stopped = true;
     this.#timer?.cancel();
     this.#backstop?.cancel();
@@ -161,7 +179,7 @@ export class Engine {
     try {
       const now = this.o.clock.now();
       const mine = (await this.o.store.em().find(Schedule, { ...this.#mine, leaseUntil: { $ne: null } }))
-        .filter((s) => { const f = s.inFlight as unknown as Flight | null; return f?.node === this.o.node && f.phase === 'calling'; });
+        .filter((s) => { const f = s.inFlight as unknown as Flight | null; return f?.node === this.o.node && (f.phase === 'calling' || f.phase === 'waiting'); });
       for (const s of mine) {
         await this.o.store.em().nativeUpdate(Schedule, { id: s.id, version: s.version }, {
           version: s.version + 1, // Ended for every node, whatever its clock says: the next to look sends it again.
@@ -176,7 +194,6 @@ export class Engine {
     } catch (err) {
       this.o.log.warn('could not hand calls in flight over; their lease settles them', errorAttrs(err));
     }
-    await this.#listener?.close();
   }
 
   /**
@@ -327,7 +344,7 @@ export class Engine {
     return {
       scheduleId: s.id, runId: f.runId, attempt: f.attempt, routeId: s.routeId, method: s.method, path: s.path,
       headers: await this.#resolveHeaders(s), body: s.body ?? null, contentType: s.contentType ?? null,
-      roles: s.roles, organisation: s.organisation ?? null, timeoutMs: s.timeoutMs,
+      roles: s.roles, organisation: s.organisation ?? null, timeoutMs: s.timeoutMs, tokenId: s.tokenId,
     };
   }
 
@@ -362,24 +379,56 @@ export class Engine {
       this.#full = false;
       this.wake();
     }
+    this.#write();
+  }
+
+  /**
+   * Calls whose request has left (the `waiting` phase of table 3.1). Written after the answers at
+   * hand, and only for runs still unanswered then: a fast service's run goes from calling to its
+   * end without this write.
+   */
+  sent(list: readonly SentCall[]): void {
+    for (const n of list) if (this.#calling.has(n.runId)) this.#waiting.push(n);
+    this.#write();
+  }
+
+  #write(): void {
     if (this.#writing) return;
     this.#writing = (async () => {
-      while (this.#answers.length > 0) {
-        const batch = this.#answers.splice(0, BATCH);
-        const now = this.o.clock.now();
-        const byId = new Map(batch.map((o) => [o.scheduleId, o]));
-        try {
-          const written = await this.#retried('writing outcomes', () => writeOutcomes(this.o.store, [...byId.keys()], now, (s, addRun) => {
-            const event = this.#outcomeIn(s, addRun, byId.get(s.id)!, now);
-            return event && { event, s };
-          }));
-          for (const { event } of written) this.o.publish(event);
-          for (const { s } of written) this.#movedBy(s);
-        } catch (err) {
-          this.o.log.error('call outcomes could not be written; their lease settles them', { count: batch.length, ...errorAttrs(err) });
-        }
+      while (this.#answers.length > 0 || this.#waiting.length > 0) {
+        if (this.#answers.length > 0) await this.#writeAnswers(this.#answers.splice(0, BATCH));
+        else await this.#writeWaiting(this.#waiting.splice(0, BATCH).filter((n) => this.#calling.has(n.runId)));
       }
     })().finally(() => { this.#writing = undefined; });
+  }
+
+  async #writeAnswers(batch: CallOutcome[]): Promise<void> {
+    const now = this.o.clock.now();
+    const byId = new Map(batch.map((o) => [o.scheduleId, o]));
+    try {
+      const revoked = await this.#revoked(batch);
+      const written = await this.#retried('writing outcomes', () => writeOutcomes(this.o.store, [...byId.keys()], now, (s, addRun) => {
+        const event = this.#outcomeIn(s, addRun, byId.get(s.id)!, now, revoked);
+        return event && { event, s };
+      }));
+      for (const { event } of written) this.o.publish(event);
+      for (const { s } of written) this.#movedBy(s);
+    } catch (err) {
+      this.o.log.error('call outcomes could not be written; their lease settles them', { count: batch.length, ...errorAttrs(err) });
+    }
+  }
+
+  async #writeWaiting(notes: SentCall[]): Promise<void> {
+    if (notes.length === 0) return;
+    try {
+      const moved = new Set(await this.#retried('marking calls waiting', () => markWaiting(this.o.store, notes, this.o.clock.now())));
+      for (const n of notes) {
+        if (moved.has(n.scheduleId)) this.o.publish({ type: 'run.advanced', scheduleId: n.scheduleId, runId: n.runId, attempt: n.attempt, phase: 'waiting' });
+      }
+    } catch (err) {
+      // Only the phase shown is behind: the answer closes the run all the same.
+      this.o.log.warn('calls could not be marked waiting', { count: notes.length, ...errorAttrs(err) });
+    }
   }
 
   /** Resolves once the answers received so far are written (stopping waits for it). */
@@ -387,10 +436,29 @@ export class Engine {
     while (this.#writing) await this.#writing;
   }
 
-  #outcomeIn(s: OutcomeRow, addRun: (row: RunRow) => void, o: CallOutcome, now: number): FeedEvent | null {
+  /**
+   * Schedules whose call found the writing token revoked, confirmed in the database: a node whose
+   * configuration has not yet heard of a new token must not stop that token's schedules for good.
+   */
+  async #revoked(batch: readonly CallOutcome[]): Promise<ReadonlySet<string>> {
+    const ids = batch.filter((o) => o.stopped === 'token-revoked').map((o) => o.scheduleId);
+    if (ids.length === 0) return new Set();
+    const em = this.o.store.em();
+    const rows = await em.find(Schedule, { id: { $in: ids } }, { fields: ['id', 'tokenId'] });
+    const tokenIds = rows.map((s) => s.tokenId).filter((t): t is string => t != null);
+    const alive = new Set((await em.find(Token, { id: { $in: tokenIds }, revokedAt: null }, { fields: ['id'] })).map((t) => t.id));
+    return new Set(rows.filter((s) => s.tokenId != null && !alive.has(s.tokenId)).map((s) => s.id));
+  }
+
+  #outcomeIn(s: OutcomeRow, addRun: (row: RunRow) => void, o: CallOutcome, now: number, revoked: ReadonlySet<string>): FeedEvent | null {
     const flight = s.inFlight as unknown as Flight | null;
     // Settled elsewhere meanwhile, or handed over and sent again by another node.
     if (!flight || flight.runId !== o.runId || flight.attempt !== o.attempt || flight.node !== this.o.node) return null;
+    if (revoked.has(s.id)) {
+      // The token bounds its schedules at every call: revoked, the schedule stops and is kept.
+      s.stopped = 'token-revoked';
+      return this.#closeIn(s, addRun, flight, { state: 'failed', status: o.status, detail: o.detail }, now, true);
+    }
     const verdict = judge(o.status, { attempt: flight.attempt, scheduledFor: flight.scheduledFor, catchUpS: s.catchUpS }, now, o.retryAfterS);
     switch (verdict.kind) {
       case 'accepted':
@@ -466,6 +534,7 @@ export class Engine {
       this.#send(await this.#callOf({
         id: s.id, routeId: s.routeId, method: s.method, path: s.path, headers: s.headers, body: s.body ?? null,
         contentType: s.contentType ?? null, roles: s.roles, organisation: s.organisation ?? null, timeoutMs: s.timeoutMs,
+        tokenId: s.tokenId ?? null,
       }, flight));
     }
   }
@@ -503,7 +572,7 @@ export class Engine {
         s.finished = s.at != null;
       }
       s.deferrals = 0;
-      s.nextRunAt = nextRunAt(s, { paused: s.paused, finished: s.finished, lastEndMs: ran ? now : null }, now);
+      s.nextRunAt = nextRunAt(s, { paused: s.paused, finished: s.finished, stopped: s.stopped != null, lastEndMs: ran ? now : null }, now);
     }
     const run = runRecord(row as unknown as ScheduleRun);
     s.lastRun = run as unknown as Record<string, unknown>;

@@ -18,13 +18,16 @@ export type FeedEvent =
       readonly node: string;
       readonly cause: 'replay' | 'deferred' | 'resent' | null;
     }
-  /** A run moved on: the service accepted it (202), or reported progress on it. */
+  /**
+   * A run moved on: the request left and the answer has not begun (waiting), the service
+   * accepted it (202), or reported progress on it.
+   */
   | {
       readonly type: 'run.advanced';
       readonly scheduleId: string;
       readonly runId: string;
       readonly attempt: number;
-      readonly phase: 'accepted';
+      readonly phase: 'waiting' | 'accepted';
       readonly progress?: number | null;
       readonly detail?: string | null;
     }

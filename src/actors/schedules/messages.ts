@@ -59,6 +59,8 @@ export interface ScheduleRecord {
   readonly organisation: string | null;
   readonly paused: boolean;
   readonly finished: boolean;
+  /** Stopped for good, and why: `token-revoked`. */
+  readonly stopped: string | null;
   readonly nextRunAt: number | null;
   readonly inFlight: InFlight | null;
   readonly lastRun: RunRecord | null;
@@ -99,11 +101,20 @@ export type SchedulesCalls = {
   'schedule.run': { args: { id: string; owner: Owner; replayOf: string | null; by: string }; result: ScheduleRecord | null };
   'schedule.runs': { args: { id: string; owner: Owner; limit: number; before: number | null }; result: RunRecord[] | null };
   'schedule.report': { args: { id: string; owner: Owner; report: RunReport }; result: ScheduleRecord | null };
+  /**
+   * Tokens gone from the configuration: their schedules stop (each confirmed revoked in the
+   * database first). Answers how many schedules stopped.
+   */
+  'tokens.revoked': { args: { ids: readonly string[] }; result: number };
+  /** The node is stopping: take no more turns and hand the calls in flight over (before the doors drain). */
+  'engine.quiesce': { args: null; result: null };
   /** Whether the main thread wants feed events (someone listens on this node). */
   'feed.want': { args: { on: boolean }; result: null };
   'settings.get': { args: null; result: SchedulesSettingsRecord };
   /** Stores the retention and sweeps at once with it. */
   'settings.put': { args: { retentionMs: number; by: string }; result: SchedulesSettingsRecord };
+  /** Calls whose request has left while no answer has begun, gathered per turn of the event loop. */
+  'run.sent': { args: readonly SentCall[]; result: null };
   /** The main thread's answers to `call` events, gathered per turn of its event loop. */
   'run.outcomes': { args: readonly CallOutcome[]; result: null };
 };
@@ -124,6 +135,15 @@ export interface ScheduledCall {
   readonly roles: readonly string[];
   readonly organisation: string | null;
   readonly timeoutMs: number;
+  /** The token that wrote the schedule: it bounds every call (null on rows older than that rule). */
+  readonly tokenId: string | null;
+}
+
+/** A call whose request has left: the run enters the `waiting` phase unless its answer came first. */
+export interface SentCall {
+  readonly scheduleId: string;
+  readonly runId: string;
+  readonly attempt: number;
 }
 
 /** What came back: the service's status, or the gateway's own (502, 504, 403 …) with a sentence. */
@@ -136,6 +156,8 @@ export interface CallOutcome {
   readonly detail: string;
   /** Retry-After of a 424, in seconds, when given. */
   readonly retryAfterS?: number;
+  /** The call found the writing token revoked: nothing was sent, and the schedule stops. */
+  readonly stopped?: 'token-revoked';
 }
 
 export type SchedulesEvent =

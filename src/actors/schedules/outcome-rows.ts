@@ -11,7 +11,7 @@ import { json } from './claims.ts';
 
 /** What an outcome reads of a schedule; the change may set the fields in `WRITTEN`. */
 export type OutcomeRow = Pick<Schedule,
-  'id' | 'every' | 'cron' | 'at' | 'timezone' | 'catchUpS' | 'paused' | 'finished' | 'nextRunAt' | 'inFlight' | 'leaseUntil'
+  'id' | 'every' | 'cron' | 'at' | 'timezone' | 'catchUpS' | 'paused' | 'finished' | 'stopped' | 'nextRunAt' | 'inFlight' | 'leaseUntil'
   | 'lastRun' | 'deferrals' | 'pendingTurn' | 'runRequest' | 'version' | 'updatedAt'>;
 
 type Execute = (sql: string, params: unknown[], method: 'all' | 'run') => Promise<unknown>;
@@ -22,7 +22,7 @@ const str = (v: unknown): string | null => (v == null ? null : String(v));
 function outcomeRow(r: Record<string, unknown>): OutcomeRow {
   return {
     id: String(r.id), every: str(r.every), cron: str(r.cron), at: str(r.at), timezone: String(r.timezone),
-    catchUpS: Number(r.catch_up_s), paused: Boolean(r.paused), finished: Boolean(r.finished), nextRunAt: num(r.next_run_at),
+    catchUpS: Number(r.catch_up_s), paused: Boolean(r.paused), finished: Boolean(r.finished), stopped: str(r.stopped), nextRunAt: num(r.next_run_at),
     inFlight: json(r.in_flight), leaseUntil: num(r.lease_until), lastRun: json(r.last_run), deferrals: Number(r.deferrals),
     pendingTurn: json(r.pending_turn), runRequest: json(r.run_request), version: Number(r.version), updatedAt: Number(r.updated_at),
   } as OutcomeRow;
@@ -31,6 +31,7 @@ function outcomeRow(r: Record<string, unknown>): OutcomeRow {
 /** The columns an outcome changes, with how PostgreSQL types each parameter. */
 const WRITTEN = [
   ['finished', 'finished', 'boolean'],
+  ['stopped', 'stopped', 'text'],
   ['nextRunAt', 'next_run_at', 'bigint'],
   ['inFlight', 'in_flight', 'jsonb'],
   ['leaseUntil', 'lease_until', 'bigint'],
@@ -74,7 +75,7 @@ export async function writeOutcomes<R>(
     const conn = tx.getConnection();
     const ctx = tx.getTransactionContext();
     const execute: Execute = (sql, params, method) => conn.execute(sql, params, method, ctx);
-    const rows = (await execute(`select id, every, cron, at, timezone, catch_up_s, paused, finished, next_run_at, in_flight, lease_until,
+    const rows = (await execute(`select id, every, cron, at, timezone, catch_up_s, paused, finished, stopped, next_run_at, in_flight, lease_until,
       last_run, deferrals, pending_turn, run_request, version, updated_at from schedules
       where id in (${ids.map(() => '?').join(',')}) order by id${pg ? ' for update' : ''}`, [...ids], 'all') as Array<Record<string, unknown>>).map(outcomeRow);
     const changed: OutcomeRow[] = [];
@@ -105,4 +106,26 @@ export async function writeOutcomes<R>(
     }
     return results;
   });
+}
+
+/**
+ * Moves runs whose request has left into the `waiting` phase, only while they are still the run
+ * in flight and still `calling` (an answer, a report or a hand-over may have come first). Returns
+ * the schedule ids that moved.
+ */
+export async function markWaiting(store: Store, runs: ReadonlyArray<{ scheduleId: string; runId: string; attempt: number }>, now: number): Promise<string[]> {
+  if (runs.length === 0) return [];
+  const pg = store.driver === 'postgresql';
+  const phase = pg ? `in_flight->>'phase'` : `json_extract(in_flight, '$.phase')`;
+  const runId = pg ? `in_flight->>'runId'` : `json_extract(in_flight, '$.runId')`;
+  const attempt = pg ? `(in_flight->>'attempt')::integer` : `json_extract(in_flight, '$.attempt')`;
+  const set = pg ? `jsonb_set(in_flight, '{phase}', '"waiting"')` : `json_set(in_flight, '$.phase', 'waiting')`;
+  const params: unknown[] = [now];
+  for (const r of runs) params.push(r.scheduleId, r.runId, r.attempt);
+  const rows = await store.em().getConnection().execute(
+    `update schedules set in_flight = ${set}, version = version + 1, updated_at = ?
+     where ${phase} = 'calling' and (${runs.map(() => `(id = ? and ${runId} = ? and ${attempt} = ?)`).join(' or ')}) returning id`,
+    params, 'all',
+  ) as Array<Record<string, unknown>>;
+  return rows.map((r) => String(r.id));
 }

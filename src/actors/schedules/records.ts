@@ -35,7 +35,7 @@ export function scheduleRecord(s: Schedule): ScheduleRecord {
     ...(s.body != null ? { body: s.body.value } : {}),
     contentType: s.contentType ?? null, metadata: s.metadata, overlap: s.overlap,
     catchUp: s.catchUpS, timeout: formatTimeout(s.timeoutMs), organisation: s.organisation ?? null,
-    paused: s.paused, finished: s.finished,
+    paused: s.paused, finished: s.finished, stopped: s.stopped ?? null,
     nextRunAt: s.nextRunAt == null ? null : seconds(s.nextRunAt),
     inFlight: flightOf(s.inFlight),
     lastRun: (s.lastRun as RunRecord | null) ?? null,

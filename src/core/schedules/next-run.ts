@@ -29,6 +29,8 @@ export function cadenceOf(s: CadenceSource): Cadence {
 export interface NextRunState {
   readonly paused: boolean;
   readonly finished: boolean;
+  /** Stopped for good (its token was revoked): nothing is owed any more. */
+  readonly stopped?: boolean;
   /** End of the last run, epoch ms, or null. */
   readonly lastEndMs: number | null;
 }
@@ -39,7 +41,7 @@ export interface NextRunState {
  * was paused is owed now rather than in the past.
  */
 export function nextRunAt(source: CadenceSource, state: NextRunState, nowMs: number): number | null {
-  if (state.paused || state.finished) return null;
+  if (state.paused || state.finished || state.stopped) return null;
   const cadence = cadenceOf(source);
   const next = nextTurn(cadence, { nowMs, lastEndMs: state.lastEndMs });
   if (next === null) return null;

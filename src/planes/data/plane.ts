@@ -2,11 +2,7 @@ import { GatewayError } from '../../http/errors.ts';
 import type { Exchange, ExchangeHandler } from '../../http/exchange.ts';
 import { sendFailure, serveApi } from '../../http/respond.ts';
 import { Router } from '../../http/router.ts';
-import { authenticate, authorise } from '../../pipeline/admit.ts';
-import { forwardRequestHeaders } from '../../pipeline/forward-headers.ts';
-import { identityHeaders } from '../../pipeline/identity.ts';
-import { normaliseHost } from '../../pipeline/route-table.ts';
-import { canonicalPath } from '../../pipeline/canonical-path.ts';
+import { pass } from '../../pipeline/pass.ts';
 import { relay, type UpstreamPools } from '../../pipeline/upstream.ts';
 import type { GatewayContext } from '../context.ts';
 import { ANONYMOUS_PRINCIPAL, cookieOf, SESSION_COOKIES, sessionPrincipal, type Principal } from '../principal.ts';
@@ -53,36 +49,17 @@ export function dataPlane(gw: GatewayContext, pools: UpstreamPools): ExchangeHan
   const ownPaths = new Set(own.routes.map((r) => r.pattern));
 
   const proxy = async (ex: Exchange) => {
-    const view = gw.config.view;
-    const path = canonicalPath(ex.path);
-    const match = view.routeTable.match(ex.headers.host, path);
-    if (!match) throw new GatewayError('route.unknown', `No route of this gateway matches ${ex.method} ${path}.`);
-    const { route } = match;
-    const now = gw.clock.now();
-    const { identity, dropAuthorization } = authenticate(view, ex.headers.authorization, ex.headers.cookie && cookieOf(ex, APP_COOKIE), now);
-    authorise(view, route, identity, ex.method, match.servicePath, now);
-
-    const headers = forwardRequestHeaders(ex.headers, { remoteAddress: ex.remoteAddress, secure: ex.secure, ownCookies: OWN_COOKIES, dropAuthorization });
-    if (identity) {
-      const signer = view.signer;
-      if (route.identity === 'jwt' && !signer) {
-        throw new GatewayError('identity.unavailable', 'This route forwards a signed identity, and this node cannot unseal the signing key (its vault master key differs).');
-      }
-      // Until the application's public names are declared (TLS doors), the issuer is the name the
-      // caller used. A caller choosing another Host only gets a token its service will not accept.
-      const host = normaliseHost(ex.headers.host ?? 'localhost');
-      const issuer = host.includes(':') ? `https://[${host}]` : `https://${host}`;
-      Object.assign(headers, identityHeaders(route.identity, identity, signer!, issuer, now));
-    }
-    const origin = view.origins.get(route.id)!;
-    await relay(ex, {
-      pool: pools.get(origin),
-      origin,
+    const { upstream } = pass(gw.config.view, pools, {
       method: ex.method,
-      path: ex.query ? `${match.upstreamPath}?${ex.query}` : match.upstreamPath,
-      headers,
-      timeoutMs: route.timeoutMs,
-    });
+      host: ex.headers.host,
+      path: ex.path,
+      query: ex.query,
+      headers: ex.headers,
+      client: { address: ex.remoteAddress, secure: ex.secure },
+      who: { kind: 'presented', authorization: ex.headers.authorization, appCookie: ex.headers.cookie && cookieOf(ex, APP_COOKIE) },
+      ownCookies: OWN_COOKIES,
+    }, gw.clock.now());
+    await relay(ex, upstream);
   };
 
   return async (ex) => {

@@ -42,6 +42,7 @@ export const SCHEDULE_DOC = {
     properties: {
       id: { type: 'string' }, ...WRITABLE,
       paused: { type: 'boolean' }, finished: { type: 'boolean', description: 'an at schedule after its turn' },
+      stopped: { type: ['string', 'null'], enum: ['token-revoked', null], description: 'why the schedule stopped for good: token-revoked once the token that wrote it is revoked (it is kept; root can read and delete it)' },
       nextRunAt: { type: ['integer', 'null'], description: 'epoch seconds' },
       inFlight: { type: ['object', 'null'], properties: { runId: { type: 'string' }, attempt: { type: 'integer' }, phase: { type: 'string', enum: ['calling', 'waiting', 'accepted'] }, startedAt: { type: 'integer' } } },
       lastRun: { oneOf: [RUN_DOC, { type: 'null' }] },

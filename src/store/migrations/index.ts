@@ -6,6 +6,7 @@ import { Migration0004 } from './0004-schedules.ts';
 import { Migration0005 } from './0005-pending-turn.ts';
 import { Migration0006 } from './0006-buckets-settings.ts';
 import { Migration0007 } from './0007-changes-notify.ts';
+import { Migration0008 } from './0008-schedule-stopped.ts';
 
 /** Every migration, in order. Listed explicitly so compiled and tsx runs find the same set. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -16,4 +17,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0005-pending-turn', class: Migration0005 },
   { name: '0006-buckets-settings', class: Migration0006 },
   { name: '0007-changes-notify', class: Migration0007 },
+  { name: '0008-schedule-stopped', class: Migration0008 },
 ];

@@ -1,0 +1,147 @@
+/**
+ * The pipeline's core, one for every request the gateway sends on: a data-plane request and a
+ * scheduled call alike. It canonicalises the path, matches the route, finds who is calling (a
+ * credential the caller presented, or the scheduler's identity posed by the gateway), applies the
+ * route's rules through the role hierarchy, and writes the headers the upstream receives. What
+ * differs is only the ending: the data plane relays the answer to its client (`relay` in
+ * upstream.ts), a scheduled call collects at most 64 KiB of it (`collect` in collect.ts).
+ */
+import type { ConfigView } from '../actors/config/client.ts';
+import { GatewayError } from '../http/errors.ts';
+import type { Identity, RouteView } from '../core/model.ts';
+import { authenticate, authorise } from './admit.ts';
+import { canonicalPath } from './canonical-path.ts';
+import { forwardRequestHeaders } from './forward-headers.ts';
+import { identityHeaders } from './identity.ts';
+import { normaliseHost } from './route-table.ts';
+import type { UpstreamCall, UpstreamPools } from './upstream.ts';
+
+/** The fixed identity scheduled calls act under (not an account). */
+export const SCHEDULER_USER = 'scheduler';
+
+/** A credential the caller presented on the data plane: a personal token or an application session. */
+export interface PresentedCredential {
+  readonly kind: 'presented';
+  readonly authorization: string | undefined;
+  readonly appCookie: string | undefined;
+}
+
+/**
+ * The scheduler's identity, posed inside the gateway: it never travels on a wire. The writing
+ * token bounds it at every call (spec 1.1 rule 4, 5 rule 2): a revoked token calls nothing, and
+ * roles or routes taken out of its perimeter refuse the call.
+ */
+export interface PosedIdentity {
+  readonly kind: 'posed';
+  /** The route the schedule names: the path must be served by it, whatever else matches. */
+  readonly routeId: string;
+  readonly roles: readonly string[];
+  readonly organisation: string | null;
+  /** The token that wrote the schedule; null for rows written before tokens bounded them. */
+  readonly tokenId: string | null;
+}
+
+export interface PassRequest {
+  readonly method: string;
+  /** The Host asked (data plane), or the name the call is made under (scheduled calls). */
+  readonly host: string | undefined;
+  /** Path as asked, without the query. */
+  readonly path: string;
+  /** Query without the `?`; '' when none. */
+  readonly query: string;
+  /** Lower-case names: what the caller sent, or the schedule's configured headers. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The client's connection; null for a call the gateway makes itself (no X-Forwarded-For). */
+  readonly client: { readonly address: string; readonly secure: boolean } | null;
+  readonly who: PresentedCredential | PosedIdentity;
+  /** Cookies of the gateway's own sessions, removed before the upstream. */
+  readonly ownCookies: ReadonlySet<string>;
+  /** Overrides the route's timeout (a schedule has its own). */
+  readonly timeoutMs?: number;
+}
+
+/** What the core decided: the route, who passes, and the upstream call ready to send. */
+export interface Pass {
+  readonly route: RouteView;
+  readonly identity: Identity | null;
+  readonly upstream: UpstreamCall;
+}
+
+/**
+ * The issuer of a signed identity. Until the application's public names are declared (spec 1.2
+ * rule 13), it is the name the request was made under: a caller choosing another Host only gets a
+ * token its service will not accept.
+ */
+export function issuerOf(host: string | undefined): string {
+  const name = normaliseHost(host ?? 'localhost');
+  return name.includes(':') ? `https://[${name}]` : `https://${name}`;
+}
+
+function posedIdentity(view: ConfigView, who: PosedIdentity, route: RouteView): Identity {
+  if (who.tokenId !== null) {
+    const token = view.tokensById.get(who.tokenId);
+    if (!token) {
+      throw new GatewayError('token.revoked');
+    }
+    const routes = token.routes ?? [];
+    if (!routes.includes('*') && !routes.includes(route.id)) {
+      throw new GatewayError('perimeter', `The token "${token.name}" that wrote this schedule may no longer reach the route "${route.id}".`);
+    }
+    const allowed = new Set(view.roles.expand(token.roles ?? []));
+    const outside = view.roles.expand(who.roles).filter((r) => !allowed.has(r));
+    if (outside.length > 0) {
+      throw new GatewayError('perimeter', `The token "${token.name}" that wrote this schedule may no longer ask for ${outside.map((r) => `"${r}"`).join(', ')}.`);
+    }
+  }
+  return { user: SCHEDULER_USER, roles: view.roles.expand(who.roles), organisation: who.organisation };
+}
+
+/** Runs the core for one request; throws the refusal (a GatewayError) when it may not pass. */
+export function pass(view: ConfigView, pools: UpstreamPools, req: PassRequest, now: number): Pass {
+  const path = canonicalPath(req.path);
+  const who = req.who;
+  let match;
+  if (who.kind === 'posed') {
+    const named = view.routesById.get(who.routeId);
+    if (!named) throw new GatewayError('route.unknown', `The route "${who.routeId}" no longer exists.`);
+    match = view.routeTable.match(named.hosts[0], path);
+    if (!match || match.route.id !== named.id) throw new GatewayError('route.unknown', `The route "${named.id}" no longer serves ${path}.`);
+  } else {
+    match = view.routeTable.match(req.host, path);
+    if (!match) throw new GatewayError('route.unknown', `No route of this gateway matches ${req.method} ${path}.`);
+  }
+  const { route } = match;
+  let identity: Identity | null;
+  let dropAuthorization: boolean;
+  if (who.kind === 'posed') {
+    identity = posedIdentity(view, who, route);
+    dropAuthorization = true;
+  } else {
+    ({ identity, dropAuthorization } = authenticate(view, who.authorization, who.appCookie, now));
+  }
+  authorise(view, route, identity, req.method, match.servicePath, now);
+
+  const headers = forwardRequestHeaders(req.headers, {
+    remoteAddress: req.client?.address ?? null, secure: req.client?.secure ?? false, ownCookies: req.ownCookies, dropAuthorization,
+  });
+  if (identity) {
+    const signer = view.signer;
+    if (route.identity === 'jwt' && !signer) {
+      throw new GatewayError('identity.unavailable', 'This route forwards a signed identity, and this node cannot unseal the signing key (its vault master key differs).');
+    }
+    Object.assign(headers, identityHeaders(route.identity, identity, signer!, issuerOf(req.host), now));
+  }
+  const origin = view.origins.get(route.id)!;
+  return {
+    route,
+    identity,
+    upstream: {
+      pool: pools.get(origin),
+      origin,
+      method: req.method,
+      path: req.query ? `${match.upstreamPath}?${req.query}` : match.upstreamPath,
+      headers,
+      timeoutMs: req.timeoutMs ?? route.timeoutMs,
+    },
+  };
+}
