@@ -1,11 +1,12 @@
 /**
  * `meerkat start | migrate | token create …` (CONTRACT.md, "Running it"). Exit codes: 0 done,
- * 1 failure at run time, 64 usage error, 78 a setting refused.
+ * 1 failure at run time, 64 usage error, 70 an actor could not start, 78 a setting refused.
  */
 import { parseArgs } from 'node:util';
 import { LogHub, stderrSink, errorAttrs } from './log/logger.ts';
 import { loadSettings, SettingsError, type Settings } from './settings/settings.ts';
 import { startGateway, type Gateway } from './gateway.ts';
+import { ActorStartError } from './workers/supervisor.ts';
 import type { Store } from './store/orm.ts';
 import { TOKEN_KINDS, type TokenKind } from './core/tokens/kinds.ts';
 import { GatewayError } from './http/errors.ts';
@@ -67,7 +68,11 @@ async function start(): Promise<void> {
     await gateway;
   } catch (err) {
     log.error('gateway could not start', errorAttrs(err));
-    process.exit(1);
+    // The log may be JSON for a collector; the person at the terminal reads one sentence. An actor
+    // that cannot start has its own code (sysexits' EX_SOFTWARE): the gateway's own parts did
+    // not come up, which a process manager may treat apart from a bad setting (78).
+    process.stderr.write(`meerkat: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(err instanceof ActorStartError ? 70 : 1);
   }
 }
 

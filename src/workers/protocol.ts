@@ -24,7 +24,10 @@ export type FromWorker =
   | { readonly kind: 'reply'; readonly id: number; readonly ok: false; readonly error: WireError }
   | { readonly kind: 'event'; readonly event: unknown }
   | { readonly kind: 'log'; readonly record: LogRecord }
-  /** Start-up failed: the supervisor logs it and tries again later. */
+  /**
+   * Start-up failed; the worker exits next. Before the actor's first ready this stops the boot
+   * with the reason; on a restart, the supervisor tries again with backoff.
+   */
   | { readonly kind: 'fatal'; readonly error: WireError }
   | { readonly kind: 'stopped' };
 

@@ -2,7 +2,8 @@
  * The main thread's handle on one actor: spawns its worker, restarts it with backoff when it
  * dies, rejects the calls it held, and forwards its logs and events.
  *
- * Lifecycle: starting → ready → (restarting → ready)* → stopping → stopped.
+ * Lifecycle: starting → ready → (restarting → ready)* → stopping → stopped. A first start that
+ * fails goes starting → stopped: the boot depends on it, so it is reported, never retried.
  */
 import type { Worker } from 'node:worker_threads';
 import type { Logger } from '../log/logger.ts';
@@ -27,6 +28,32 @@ export interface ActorHostOptions<Init, Event> {
   readonly maxBackoffMs?: number;
   /** How long a call may wait for the actor to (re)start before it is refused. */
   readonly waitReadyMs?: number;
+  /** How long a new worker may take to become ready before it is ended as failed. */
+  readonly startTimeoutMs?: number;
+}
+
+/**
+ * A healthy actor is ready in well under a second compiled, a few seconds through tsx or behind a
+ * busy database (SQLite waits 5 s on a lock). A minute is far past that, and still short enough
+ * that a process manager sees a failed boot instead of a gateway that never listens.
+ */
+export const START_TIMEOUT_MS = 60_000;
+
+/** The first start of an actor failed: the boot stops, and the message names the actor. */
+export class ActorStartError extends Error {
+  override readonly name = 'ActorStartError';
+  constructor(readonly actor: string, readonly reason: string) {
+    super(`the actor "${actor}" could not start: ${reason}`);
+  }
+}
+
+/** One worker and what is known of its end; a restart spawns a new one. */
+interface Spawned {
+  readonly worker: Worker;
+  /** Why it ended, when it said so (fatal), threw, or ran out of time; the first reason wins. */
+  failure: string | undefined;
+  everReady: boolean;
+  readyTimer: NodeJS.Timeout | undefined;
 }
 
 interface Pending {
@@ -44,11 +71,13 @@ export function fromWire(err: WireError): Error {
 }
 
 export class ActorHost<C extends CallMap, Init = unknown, Event = unknown> {
-  private worker: Worker | undefined;
+  private current: Spawned | undefined;
   private stateValue: ActorState = 'starting';
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private waiting: Array<{ ready(): void; fail(err: Error): void }> = [];
+  /** start()'s promise, settled by the first worker's ready or by its end. */
+  private firstStart: { resolve(): void; reject(err: Error): void } | undefined;
   private attempts = 0;
   private restartTimer: NodeJS.Timeout | undefined;
   private stableTimer: NodeJS.Timeout | undefined;
@@ -61,13 +90,25 @@ export class ActorHost<C extends CallMap, Init = unknown, Event = unknown> {
   get state(): ActorState { return this.stateValue; }
   get restarts(): number { return this.restartCount; }
   /** The worker's thread id, or -1 between workers. */
-  get threadId(): number { return this.worker?.threadId ?? -1; }
+  get threadId(): number { return this.current?.worker.threadId ?? -1; }
+  private get worker(): Worker | undefined { return this.current?.worker; }
 
-  /** Starts the worker; resolves when it is ready, rejects if its first start fails. */
+  /**
+   * Starts the worker; resolves when it is ready. Rejects with an ActorStartError when the worker
+   * ends before it is ready (its module fails to load, its start-up throws, it exits) or is not
+   * ready within `startTimeoutMs`; the worker is gone by then, and it is not restarted.
+   */
   start(): Promise<void> {
-    const ready = this.whenReady(Number.POSITIVE_INFINITY);
+    const started = new Promise<void>((resolve, reject) => { this.firstStart = { resolve, reject }; });
     this.spawn();
-    return ready;
+    return started;
+  }
+
+  private settleStart(err?: Error): void {
+    const first = this.firstStart;
+    this.firstStart = undefined;
+    if (err) first?.reject(err);
+    else first?.resolve();
   }
 
   private whenReady(timeoutMs: number): Promise<void> {
@@ -76,17 +117,14 @@ export class ActorHost<C extends CallMap, Init = unknown, Event = unknown> {
       return Promise.reject(new GatewayError('actor.unavailable', `The ${this.opts.name} actor is stopped.`));
     }
     return new Promise<void>((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
       const entry = {
-        ready: () => { if (timer) clearTimeout(timer); resolve(); },
-        fail: (err: Error) => { if (timer) clearTimeout(timer); reject(err); },
+        ready: () => { clearTimeout(timer); resolve(); },
+        fail: (err: Error) => { clearTimeout(timer); reject(err); },
       };
-      if (Number.isFinite(timeoutMs)) {
-        timer = setTimeout(() => {
-          this.waiting = this.waiting.filter((w) => w !== entry);
-          reject(new GatewayError('actor.unavailable', `The ${this.opts.name} actor did not answer in time; try again in a moment.`));
-        }, timeoutMs);
-      }
+      const timer = setTimeout(() => {
+        this.waiting = this.waiting.filter((w) => w !== entry);
+        reject(new GatewayError('actor.unavailable', `The ${this.opts.name} actor did not answer in time; try again in a moment.`));
+      }, timeoutMs);
       this.waiting.push(entry);
     });
   }
@@ -98,23 +136,37 @@ export class ActorHost<C extends CallMap, Init = unknown, Event = unknown> {
       clock: { kind: this.opts.clock.kind, now: this.opts.clock.now() },
     };
     const worker = spawnWorker(this.opts.module, { workerData: boot, name: `meerkat-${this.opts.name}` });
-    this.worker = worker;
-    let failure: string | undefined;
-    worker.on('message', (msg: FromWorker) => this.onMessage(worker, msg, (why) => { failure = why; }));
-    worker.on('error', (err) => { failure = err.message; });
-    worker.on('exit', (code) => this.onExit(worker, code, failure));
+    const spawned: Spawned = { worker, failure: undefined, everReady: false, readyTimer: undefined };
+    this.current = spawned;
+    const limitMs = this.opts.startTimeoutMs ?? START_TIMEOUT_MS;
+    // Wall time, not the gateway's clock: the test clock does not move by itself, and a worker
+    // stuck in its start-up is stuck in real time.
+    spawned.readyTimer = setTimeout(() => {
+      spawned.failure ??= `it was not ready within ${seconds(limitMs)}`;
+      void worker.terminate();
+    }, limitMs);
+    worker.on('message', (msg: FromWorker) => this.onMessage(spawned, msg));
+    // A module that fails to load or throws at top level ends here, then exits with code 1.
+    worker.on('error', (err: unknown) => { spawned.failure ??= `its worker failed: ${err instanceof Error ? err.message : String(err)}`; });
+    worker.on('exit', (code) => this.onExit(spawned, code));
   }
 
-  private onMessage(worker: Worker, msg: FromWorker, setFailure: (why: string) => void): void {
-    if (worker !== this.worker) return;
+  private onMessage(spawned: Spawned, msg: FromWorker): void {
+    if (spawned !== this.current) return;
     switch (msg.kind) {
       case 'ready': {
+        clearTimeout(spawned.readyTimer);
+        spawned.everReady = true;
+        // Told to stop while it was starting (the boot failed elsewhere): it stops next, and its
+        // exit must read as a stop, not as a crash to restart.
+        if (this.stateValue === 'stopping') return;
         this.stateValue = 'ready';
         if (this.restartCount > 0) this.opts.log.info('actor restarted', { actor: this.opts.name, restarts: this.restartCount });
         // A worker that stays up a minute has earned a fresh backoff.
         this.stableTimer = setTimeout(() => { this.attempts = 0; }, 60_000);
         this.stableTimer.unref();
         this.opts.onReady?.();
+        this.settleStart();
         for (const w of this.waiting.splice(0)) w.ready();
         return;
       }
@@ -137,19 +189,22 @@ export class ActorHost<C extends CallMap, Init = unknown, Event = unknown> {
         this.opts.log.write(msg.record);
         return;
       case 'fatal':
-        setFailure(`start-up failed: ${msg.error.message}`);
+        spawned.failure ??= `its start-up failed: ${msg.error.message}`;
         return;
       case 'stopped':
         return;
     }
   }
 
-  private onExit(worker: Worker, code: number, failure: string | undefined): void {
-    if (worker !== this.worker) return;
-    this.worker = undefined;
+  private onExit(spawned: Spawned, code: number): void {
+    clearTimeout(spawned.readyTimer);
+    if (spawned !== this.current) return;
+    this.current = undefined;
     if (this.stableTimer) clearTimeout(this.stableTimer);
     const wasStopping = this.stateValue === 'stopping';
-    const reason = failure ?? `worker exited with code ${code}`;
+    const reason = spawned.failure ?? (spawned.everReady
+      ? `its worker exited with code ${code}`
+      : `its worker exited with code ${code} before it was ready`);
     const refusal = new GatewayError('actor.unavailable', wasStopping
       ? `The ${this.opts.name} actor stopped before answering.`
       : `The ${this.opts.name} actor stopped unexpectedly (${reason}); it is restarting, try again in a moment.`);
@@ -159,21 +214,26 @@ export class ActorHost<C extends CallMap, Init = unknown, Event = unknown> {
 
     if (wasStopping) {
       this.stateValue = 'stopped';
+      this.settleStart(new ActorStartError(this.opts.name, 'it was stopped before it was ready'));
       for (const w of this.waiting.splice(0)) w.fail(refusal);
       this.stopped?.();
       return;
     }
-    if (this.stateValue === 'starting' && this.restartCount === 0 && failure?.startsWith('start-up failed')) {
-      // The first start is the boot: a gateway whose actor cannot start must say so, not loop.
+    if (this.firstStart) {
+      // The first start is the boot: a gateway whose actor cannot start says so and stops; a
+      // retry would hide the reason behind a start that never ends.
       this.stateValue = 'stopped';
-      for (const w of this.waiting.splice(0)) w.fail(new Error(`the ${this.opts.name} actor could not start: ${failure}`));
+      this.settleStart(new ActorStartError(this.opts.name, reason));
+      for (const w of this.waiting.splice(0)) w.fail(new GatewayError('actor.unavailable', `The ${this.opts.name} actor could not start.`));
       return;
     }
     const delay = Math.min((this.opts.backoffMs ?? 200) * 2 ** this.attempts, this.opts.maxBackoffMs ?? 30_000);
     this.attempts++;
     this.restartCount++;
     this.stateValue = 'restarting';
-    this.opts.log.error('actor stopped unexpectedly; restarting', {
+    // A restart whose worker never became ready (a module deleted by a deploy, a database that
+    // refuses it) waits its turn in the same backoff: the log says so at each attempt.
+    this.opts.log.error(spawned.everReady ? 'actor stopped unexpectedly; restarting' : 'actor could not restart; trying again', {
       actor: this.opts.name, reason, callsRejected: rejected, retryInMs: delay,
     });
     this.restartTimer = setTimeout(() => {
@@ -218,6 +278,7 @@ export class ActorHost<C extends CallMap, Init = unknown, Event = unknown> {
     const worker = this.worker;
     if (!worker || this.stateValue === 'stopped') {
       this.stateValue = 'stopped';
+      this.settleStart(new ActorStartError(this.opts.name, 'it was stopped before it was ready'));
       for (const w of this.waiting.splice(0)) w.fail(new GatewayError('actor.unavailable', `The ${this.opts.name} actor is stopped.`));
       return;
     }
@@ -231,4 +292,8 @@ export class ActorHost<C extends CallMap, Init = unknown, Event = unknown> {
     await done;
     clearTimeout(timer);
   }
+}
+
+function seconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }

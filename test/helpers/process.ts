@@ -15,14 +15,16 @@ export interface GatewayProcess {
   readonly exited: Promise<number | null>;
 }
 
-export function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Runs a command to its end; one still running after `timeoutMs` is killed and reports code null. */
+export function runCli(args: string[], env: Record<string, string>, timeoutMs = 120_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env } });
     let stdout = '';
     let stderr = '';
+    const timer = setTimeout(() => { stderr += `\n(still running after ${timeoutMs} ms: killed)\n`; child.kill('SIGKILL'); }, timeoutMs);
     child.stdout.on('data', (d) => { stdout += d; });
     child.stderr.on('data', (d) => { stderr += d; });
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    child.on('exit', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
   });
 }
 

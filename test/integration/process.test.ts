@@ -6,6 +6,7 @@ import { createTestDatabase } from '../helpers/db.ts';
 import { loopbackEnv } from '../helpers/gateway.ts';
 import { call } from '../helpers/http.ts';
 import { runCli, startProcess } from '../helpers/process.ts';
+import { openStore } from '../../src/store/orm.ts';
 
 function dbEnv(db: { dataDir: string; databaseUrl: string | undefined }): Record<string, string> {
   return { GATEWAY_DATA_DIR: db.dataDir, ...(db.databaseUrl ? { GATEWAY_DATABASE_URL: db.databaseUrl } : {}) };
@@ -65,6 +66,31 @@ test('bad settings stop the process with a sentence naming the variable', async 
     const r = await runCli(['start'], { [name]: value });
     assert.equal(r.code, 78, `${name}: ${r.stderr}`);
     assert.match(r.stderr, new RegExp(`^meerkat: ${name}`));
+  }
+});
+
+test('an actor that cannot start stops the process with exit code 70 and a sentence naming it', async () => {
+  const db = await createTestDatabase();
+  try {
+    const env = loopbackEnv(dbEnv(db));
+    const migrated = await runCli(['migrate'], env);
+    assert.equal(migrated.code, 0, migrated.stderr);
+    // A table dropped by hand: the schema is recorded as up to date, so the boot prepares the
+    // store, and the config actor, which keeps the identity signing key there, fails its start-up.
+    const store = await openStore({ dataDir: db.dataDir, databaseUrl: db.databaseUrl });
+    try {
+      await store.em().getConnection().execute('drop table signing_keys');
+    } finally {
+      await store.close();
+    }
+    const started = Date.now();
+    const r = await runCli(['start'], env, 60_000);
+    assert.equal(r.code, 70, r.stderr);
+    assert.match(r.stderr, /^meerkat: the actor "config" could not start: its start-up failed: .*signing_keys/m);
+    assert.ok(Date.now() - started < 60_000);
+    assert.doesNotMatch(r.stderr, /restarting/, 'no retry');
+  } finally {
+    await db.drop();
   }
 });
 

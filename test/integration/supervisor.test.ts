@@ -1,25 +1,57 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ActorHost } from '../../src/workers/supervisor.ts';
+import { ActorHost, ActorStartError } from '../../src/workers/supervisor.ts';
 import { GatewayError } from '../../src/http/errors.ts';
 import { LogHub, type LogRecord } from '../../src/log/logger.ts';
 import { SystemClock } from '../../src/clock/clock.ts';
-import type { HoldCalls } from '../fixtures/hold-actor.ts';
+import type { HoldCalls, HoldInit } from '../fixtures/hold-actor.ts';
 
-function host(init: { failStart?: boolean } = {}) {
+/** Far above a worker's start through tsx on a busy machine; an old endless wait fails here. */
+const BOUND_MS = 20_000;
+
+function host(opts: { init?: () => HoldInit; module?: string; name?: string; startTimeoutMs?: number; maxBackoffMs?: number } = {}) {
   const hub = new LogHub('debug');
   const logs: LogRecord[] = [];
   hub.addSink((r) => logs.push(r));
-  const actor = new ActorHost<HoldCalls, { failStart?: boolean }, never>({
-    name: 'hold',
-    module: new URL('../fixtures/hold-actor.ts', import.meta.url),
-    init: () => init,
+  const actor = new ActorHost<HoldCalls, HoldInit, never>({
+    name: opts.name ?? 'hold',
+    module: new URL(opts.module ?? '../fixtures/hold-actor.ts', import.meta.url),
+    init: opts.init ?? (() => ({})),
     log: hub.logger(),
     clock: new SystemClock(),
     onEvent: () => {},
     backoffMs: 50,
+    ...(opts.maxBackoffMs !== undefined ? { maxBackoffMs: opts.maxBackoffMs } : {}),
+    ...(opts.startTimeoutMs !== undefined ? { startTimeoutMs: opts.startTimeoutMs } : {}),
   });
   return { actor, logs };
+}
+
+function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms); });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
+async function until(what: string, ok: () => boolean): Promise<void> {
+  const end = Date.now() + BOUND_MS;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error(`${what}: not within ${BOUND_MS} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** start() rejects in bounded time with the actor's name and reason, and leaves no worker behind. */
+async function assertStartFails(actor: ActorHost<HoldCalls, HoldInit, never>, message: RegExp): Promise<void> {
+  const err = await within(BOUND_MS, 'start()', actor.start().then(() => undefined, (e: unknown) => e));
+  assert.ok(err instanceof ActorStartError, `start() rejects with an ActorStartError, got ${String(err)}`);
+  assert.equal(err.actor, actor.name);
+  assert.match(err.message, message);
+  assert.equal(actor.state, 'stopped');
+  assert.equal(actor.threadId, -1, 'the worker is gone');
+  assert.equal(actor.restarts, 0, 'no retry');
+  await assert.rejects(actor.call('echo', { value: 'x' }), (e: unknown) => e instanceof GatewayError && e.code === 'actor.unavailable');
+  await actor.stop();
 }
 
 test('a worker that dies rejects every call it held, is restarted with backoff, and serves again', async () => {
@@ -50,10 +82,72 @@ test('a worker that dies rejects every call it held, is restarted with backoff, 
   await assert.rejects(actor.call('echo', { value: 'x' }), (err: unknown) => err instanceof GatewayError && err.code === 'actor.unavailable');
 });
 
-test('an actor whose first start fails makes start() fail with the reason, without looping', async () => {
-  const { actor } = host({ failStart: true });
-  await assert.rejects(actor.start(), /could not start: start-up failed: told to fail at start/);
+test('an actor whose start-up throws fails start() with its name and the reason, without looping', async () => {
+  const { actor } = host({ init: () => ({ failStart: true }) });
+  await assertStartFails(actor, /^the actor "hold" could not start: its start-up failed: told to fail at start$/);
+});
+
+test('an actor whose module throws at top level fails start() with its name and the reason', async () => {
+  const { actor } = host({ init: () => ({ failLoad: true }) });
+  await assertStartFails(actor, /^the actor "hold" could not start: its worker failed: told to fail while loading$/);
+});
+
+test('an actor whose module imports a missing module fails start() with its name and the missing module', async () => {
+  const { actor } = host({ name: 'schedules-0', module: '../fixtures/missing-import-actor.ts' });
+  await assertStartFails(actor, /^the actor "schedules-0" could not start: its worker failed: Cannot find module '.*no-such-module\.ts'/);
+});
+
+test('an actor module that never runs the actor fails start() when its thread ends', async () => {
+  const { actor } = host({ module: '../fixtures/no-runtime-actor.ts' });
+  await assertStartFails(actor, /^the actor "hold" could not start: its worker exited with code 0 before it was ready$/);
+});
+
+test('an actor not ready within its start time limit is ended and fails start()', async () => {
+  const { actor } = host({ init: () => ({ hangStart: true }), startTimeoutMs: 1500 });
+  await assertStartFails(actor, /^the actor "hold" could not start: it was not ready within 1\.5 s$/);
+});
+
+test('a restart whose new worker fails to load keeps to the backoff, logs each attempt at error, and recovers', async () => {
+  let init: HoldInit = {};
+  const { actor, logs } = host({ init: () => init, maxBackoffMs: 200 });
+  await actor.start();
+  try {
+    init = { failLoad: true };
+    const killedAt = Date.now();
+    await actor.kill();
+    const failed = () => logs.filter((r) => r.msg === 'actor could not restart; trying again');
+    await until('three failed restarts', () => failed().length >= 3);
+    const attempts = failed().slice(0, 3);
+    for (const r of attempts) {
+      assert.equal(r.level, 'error');
+      assert.equal(r.attrs.actor, 'hold');
+      assert.equal(r.attrs.reason, 'its worker failed: told to fail while loading');
+    }
+    // 50 ms after the crash, then 100, then 200 (the ceiling): each attempt waits its turn.
+    assert.deepEqual(attempts.map((r) => r.attrs.retryInMs), [100, 200, 200]);
+    assert.ok(Date.now() - killedAt >= 50 + 100 + 200, 'the attempts were spaced by the backoff');
+    assert.notEqual(actor.state, 'stopped');
+
+    init = {};
+    // A call made meanwhile waits for the worker that loads again.
+    assert.deepEqual(await actor.call('echo', { value: 'back' }), { value: 'back' });
+    assert.equal(actor.state, 'ready');
+    assert.ok(logs.some((r) => r.msg === 'actor restarted'));
+  } finally {
+    await actor.stop();
+  }
+  assert.equal(actor.state, 'stopped');
+});
+
+test('an actor stopped while it starts stops, fails its start, and is not restarted', async () => {
+  const { actor, logs } = host();
+  const started = actor.start().then(() => undefined, (e: unknown) => e);
+  // The stop reaches the worker while it loads: its start-up ends, it says ready, then stops.
+  await within(BOUND_MS, 'stop()', actor.stop());
+  const err = await within(BOUND_MS, 'start()', started);
+  assert.ok(err instanceof ActorStartError);
+  assert.match(err.message, /^the actor "hold" could not start: it was stopped before it was ready$/);
   assert.equal(actor.state, 'stopped');
   assert.equal(actor.restarts, 0);
-  await actor.stop();
+  assert.ok(!logs.some((r) => r.msg === 'actor stopped unexpectedly; restarting'));
 });
