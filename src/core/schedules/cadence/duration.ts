@@ -87,8 +87,9 @@ export function readIsoDuration(raw: unknown): DurationOutcome {
   return { ok: true, ms: total };
 }
 
-function shown(raw: unknown): string {
-  return typeof raw === 'string' ? raw : String(raw);
+/** The value named in a refusal: quoted when it is text; anything else is not repeated. */
+function named(label: string, raw: unknown): string {
+  return typeof raw === 'string' ? `${label} "${raw}"` : label;
 }
 
 /**
@@ -98,7 +99,7 @@ function shown(raw: unknown): string {
 export function parseDuration(raw: unknown, label = 'duration'): CadenceResult<number> {
   const read = readIsoDuration(raw);
   if (!read.ok) {
-    return refuse('schedule.duration-invalid', `${label} "${shown(raw)}" is not a valid duration: ${read.reason}.`);
+    return refuse('schedule.duration-invalid', `${named(label, raw)} is not a valid duration: ${read.reason}.`);
   }
   return ok(read.ms);
 }
@@ -107,12 +108,12 @@ export function parseDuration(raw: unknown, label = 'duration'): CadenceResult<n
 export function parseEvery(raw: unknown): CadenceResult<number> {
   const read = readIsoDuration(raw);
   if (!read.ok) {
-    return refuse('schedule.every-invalid', `every "${shown(raw)}" is not a valid duration: ${read.reason}.`);
+    return refuse('schedule.every-invalid', `${named('every', raw)} is not a valid duration: ${read.reason}.`);
   }
   if (read.ms < MIN_EVERY_MS) {
     return refuse(
       'schedule.every-too-short',
-      `every must be at least one minute (PT1M); got ${shown(raw).trim()}.`,
+      `every must be at least one minute (PT1M); got ${(raw as string).trim()}.`,
     );
   }
   return ok(read.ms);
@@ -122,15 +123,15 @@ export function parseEvery(raw: unknown): CadenceResult<number> {
 export function parseTimeout(raw: unknown): CadenceResult<number> {
   const read = readIsoDuration(raw);
   if (!read.ok) {
-    return refuse('schedule.timeout-invalid', `timeout "${shown(raw)}" is not a valid duration: ${read.reason}.`);
+    return refuse('schedule.timeout-invalid', `${named('timeout', raw)} is not a valid duration: ${read.reason}.`);
   }
   if (read.ms <= 0) {
-    return refuse('schedule.timeout-invalid', `timeout must be longer than zero; got ${shown(raw).trim()}.`);
+    return refuse('schedule.timeout-invalid', `timeout must be longer than zero; got ${(raw as string).trim()}.`);
   }
   if (read.ms > MAX_TIMEOUT_MS) {
     return refuse(
       'schedule.timeout-too-long',
-      `timeout must be at most two minutes (PT2M); got ${shown(raw).trim()}.`,
+      `timeout must be at most two minutes (PT2M); got ${(raw as string).trim()}.`,
     );
   }
   return ok(read.ms);
