@@ -6,17 +6,23 @@ import { invalidField } from '../http/errors.ts';
 
 export type Fields = Readonly<Record<string, unknown>>;
 
-/** The body must be a JSON object holding only `allowed` fields (a typo is refused, not ignored). */
+/**
+ * The body must be a JSON object holding only `allowed` fields (a typo is refused, not ignored).
+ * Answers a copy without a prototype, so a field left out reads as undefined, never as something
+ * every object inherits (`toString`, `constructor`).
+ */
 export function objectBody(value: unknown, allowed: readonly string[], what: string): Fields {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw invalidField('body', `Send ${what} as a JSON object.`);
   }
-  for (const key of Object.keys(value)) {
+  const fields = Object.create(null) as Record<string, unknown>;
+  for (const [key, v] of Object.entries(value)) {
     if (!allowed.includes(key)) {
       throw invalidField(key, `"${key}" is not a field of ${what}; the fields are ${allowed.join(', ')}.`);
     }
+    fields[key] = v;
   }
-  return value as Fields;
+  return fields;
 }
 
 export function optionalString(body: Fields, field: string, opts: { max: number; pattern?: RegExp; hint?: string }): string | undefined {

@@ -65,7 +65,7 @@ export const ERRORS = {
   'schedule.duration-invalid': { status: 400, title: 'Invalid duration', detail: 'The duration is not an ISO 8601 duration.' },
   'schedule.overlap-invalid': { status: 400, title: 'Invalid overlap', detail: 'The overlap accepts skip only.' },
   'schedule.catchup-invalid': { status: 400, title: 'Invalid catchUp', detail: 'The catchUp is a whole number of seconds.' },
-  'schedule.path-invalid': { status: 400, title: 'Invalid path', detail: 'The path must start with a slash and stay on the route.' },
+  'schedule.path-invalid': { status: 400, title: 'Invalid path', detail: 'The path must start with a slash, hold no "." or ".." segment, and stay on the route.' },
   'schedule.roles-invalid': { status: 400, title: 'Invalid roles', detail: 'The roles are a list of role names, or one role.' },
   'schedule.route-unknown': { status: 404, title: 'Unknown route', detail: 'No route has this id.' },
   'token.revoked': { status: 403, title: 'Token revoked', detail: 'The token that wrote this schedule was revoked: the schedule is stopped and kept; nothing was sent.' },

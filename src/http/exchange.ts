@@ -52,9 +52,3 @@ export interface Exchange extends RequestHead {
 }
 
 export type ExchangeHandler = (ex: Exchange) => void | Promise<void>;
-
-/** Headers that describe one connection and never travel past the gateway (RFC 9110 7.6.1). */
-export const HOP_BY_HOP = new Set([
-  'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade',
-  'proxy-authenticate', 'proxy-authorization',
-]);

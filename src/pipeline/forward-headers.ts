@@ -3,8 +3,7 @@
  * connection or claims an identity or a proxy chain is dropped, and the gateway states the facts
  * itself. Toward the client: the upstream connection's own headers stay behind.
  */
-import { HOP_BY_HOP } from '../http/exchange.ts';
-import { IDENTITY_HEADERS } from './identity.ts';
+import { HOP_BY_HOP, REQUEST_DROP } from '../http/gateway-headers.ts';
 
 export interface ForwardOptions {
   /** The client's address; null for a call the gateway makes itself (no client, no forwarding facts). */
@@ -15,18 +14,6 @@ export interface ForwardOptions {
   /** The caller authenticated with a gateway token: Authorization is not forwarded. */
   readonly dropAuthorization: boolean;
 }
-
-/**
- * Never forwarded upstream. `host`: undici sets the upstream's. `expect`: undici refuses it.
- * Proxy-chain headers: no client is a trusted proxy until a proxy mode exists, so only the
- * gateway's own x-forwarded-* reach the upstream.
- */
-const REQUEST_DROP: ReadonlySet<string> = new Set([
-  ...HOP_BY_HOP, ...IDENTITY_HEADERS,
-  'host', 'expect', 'forwarded', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-real-ip',
-  // Same family: frameworks build redirect URLs from these too.
-  'x-forwarded-port', 'x-forwarded-prefix',
-]);
 
 /**
  * Connection may name any header as hop-by-hop; framing must not be one of them, or the body

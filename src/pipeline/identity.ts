@@ -7,9 +7,7 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sig
 import type { Identity, IdentityMode } from '../core/model.ts';
 
 /** Headers only the gateway may set: stripped from what callers send (see forward-headers.ts). */
-export const IDENTITY_HEADERS: ReadonlySet<string> = new Set([
-  'x-gateway-user', 'x-gateway-roles', 'x-gateway-organisation', 'remote-user', 'x-gateway-identity',
-]);
+export { IDENTITY_HEADERS } from '../http/gateway-headers.ts';
 
 export interface SigningKey {
   readonly kid: string;

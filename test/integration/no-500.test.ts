@@ -17,7 +17,8 @@ test('no input of any shape produces a 500', async () => {
   const paths = ['/', '/healthz', '/readyz', '/api/session', '/api/openapi.json', '/api/schedules', '/api/x/%ff', '/%', '/api/session/..', '/__clock', '/__clock/advance', '/a'.repeat(200), '/api//session', '/api/session?x=1&&=', '/.well-known/jwks.json',
     '/api/routes', '/api/routes/r1', '/api/routes/%00', '/api/roles/r1', '/api/roles', '/api/accounts', '/api/accounts/x', '/api/tokens', '/api/tokens/x',
     '/api/organisations/o1', '/api/organisations/o1/vault/v', '/api/vault/v', '/api/vault', '/.meerkat/session', '/public/../admin', '/%2e%2e/x',
-    '/api/settings/schedules', '/api/schedules/live', '/api/schedules/live?tenant=', '/api/schedules/x/runs?limit=-1'];
+    '/api/settings/schedules', '/api/schedules/live', '/api/schedules/live?tenant=', '/api/schedules/x/runs?limit=-1',
+    '/api/schedules?meta.constructor=~native', '/api/schedules?__proto__=x', '/api/schedules/constructor', '/api/schedules/x/run', '/api/schedules/live?constructor=1'];
   const methods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'PROPFIND', 'TRACE'];
   const bodies: Array<string | undefined> = [undefined, '', '{', 'null', '[]', '"x"', '{"name":null}', '{"name":"root","password":{}}', '{"by":"P1Y"}', '\u0000\u0001', '{"__proto__":{"x":1}}', 'x'.repeat(5000),
     // Shapes of the core resources, each wrong somewhere (a route's paths are never fuzzed, so nothing is proxied).
@@ -25,7 +26,11 @@ test('no input of any shape produces a 500', async () => {
     '{"upstream":"http://127.0.0.1:9","paths":["/fuzz-only"],"timeout":"P1Y","hosts":[null]}', '{"upstream":{"a":1},"paths":"x"}', '{"implies":[null,"r1"]}', '{"implies":["r1"]}',
     '{"name":"o","hours":{"timezone":5,"windows":[{}]}}', '{"name":"o","hours":{"timezone":"UTC","windows":[{"days":["XYZ"],"from":"9","to":"24:01"}]}}', '{"value":1}', '{"value":"v"}',
     '{"kind":"personal"}', '{"name":"t","kind":"schedules","routes":[""],"roles":"x"}', '{"name":"u","password":"long-enough-password","capabilities":["root","root"]}', '{"disabled":"no"}',
-    '{"retention":"P0D"}', '{"retention":"P99999999999999D"}', '{"retention":["P1D"]}', '{"retention":"P2D"}'];
+    '{"retention":"P0D"}', '{"retention":"P99999999999999D"}', '{"retention":["P1D"]}', '{"retention":"P2D"}',
+    // Inherited names as fields and keys, and values that are not what a field expects.
+    '{"routeId":"r1","every":{"toString":"x"}}', '{"routeId":"r1","every":"PT1H","headers":{"constructor":"x","__proto__":"y"},"metadata":{"valueOf":{}}}',
+    '{"run":"r","state":"failed","retryIn":{"valueOf":1}}', '{"run":"r","state":"constructor"}', '{"replayOf":{"toString":"x"}}', '{"__proto__":null,"constructor":{"prototype":{}}}',
+    '{"upstream":"http://127.0.0.1:9","paths":["/fuzz-only"],"identity":{"toString":"x"}}', '{"name":"o","hours":{"timezone":{},"windows":[{"days":[{}],"from":[],"to":1}]}}'];
   const types = ['application/json', 'text/plain', 'application/problem+json', '', 'multipart/form-data; boundary=x'];
   const auths = [undefined, 'Bearer', 'Bearer mk_x', 'Basic Zm9vOmJhcg==', 'Bearer ' + 'a'.repeat(500)];
   let count = 0;
@@ -44,6 +49,8 @@ test('no input of any shape produces a 500', async () => {
     assert.ok(a.status < 500 || (a.status === 503 && a.json?.code === 'not-ready'), `${method} ${plane} -> ${a.status} ${a.text}`);
     if (a.status >= 400 && method !== 'HEAD') {
       assert.equal(typeof a.json?.code, 'string', `${method} ${plane}: problem+json expected, got ${a.text}`);
+      // A caller's value read as text shows a function's source or an object's default text.
+      assert.doesNotMatch(String(a.json.detail), /function|\[native code\]|\[object Object\]/, `${method} ${plane}: ${a.text}`);
     }
     count++;
   }

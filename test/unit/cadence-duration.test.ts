@@ -5,6 +5,7 @@ import {
   parseEvery,
   parseTimeout,
   readIsoDuration,
+  readNominalDuration,
 } from '../../src/core/schedules/cadence/index.ts';
 
 const S = 1_000;
@@ -152,4 +153,75 @@ describe('parseDuration', () => {
     refused(parseDuration('5 minutes', 'by'), 'schedule.duration-invalid', 'by "5 minutes"');
     refused(parseDuration('P1M'), 'schedule.duration-invalid', 'duration "P1M"', 'length is not fixed');
   });
+});
+
+describe('readNominalDuration (a deferral: clamped by its reader, never refused for its size)', () => {
+  const cases: [string, number][] = [
+    ['P1M', 30 * D],
+    ['P1Y', 365 * D],
+    ['P2W', 14 * D],
+    ['PT0.5S', 500],
+    ['P0.5D', 12 * H],
+    ['PT1M30.5S', 90 * S + 500],
+    ['PT1,5S', 1500],
+    ['P1Y2M3W4DT5H6M7.5S', 365 * D + 60 * D + 21 * D + 4 * D + 5 * H + 6 * M + 7500],
+    ['P1W1D', 8 * D],
+    ['PT0S', 0],
+    ['PT90M', 90 * M],
+    ['p1dt2h', D + 2 * H],
+    [' PT5M ', 5 * M],
+    ['P0.5M', 15 * D],
+    ['P0001-02-03T04:05:06', 365 * D + 60 * D + 3 * D + 4 * H + 5 * M + 6 * S],
+    ['P00000001T000000', D],
+    ['P0000-00-00T00:00:01.5', 1500],
+    [`P${'9'.repeat(400)}Y`, Number.MAX_SAFE_INTEGER],
+  ];
+  for (const [text, ms] of cases) {
+    it(`${JSON.stringify(text.slice(0, 24))} = ${ms} ms`, () => {
+      assert.deepEqual(readNominalDuration(text), { ok: true, ms });
+    });
+  }
+  const refusedCases: [unknown, string][] = [
+    ['', 'empty'],
+    ['P', 'not an ISO 8601 duration'],
+    ['PT', 'not an ISO 8601 duration'],
+    ['P1DT', 'not an ISO 8601 duration'],
+    ['-PT1M', 'sign'],
+    ['+P1D', 'sign'],
+    ['PT1.5M30S', 'only the last part'],
+    ['P1.5DT2H', 'only the last part'],
+    ['P1D1W', 'not an ISO 8601 duration'],
+    ['PT1M1H', 'not an ISO 8601 duration'],
+    ['P.5D', 'not an ISO 8601 duration'],
+    ['1 hour', 'not an ISO 8601 duration'],
+    ['P1H', 'not an ISO 8601 duration'],
+    ['P0000-13-00T00:00:00', 'pass the next unit'],
+    ['P0000-00-00T00:60:00', 'pass the next unit'],
+    [42, 'must be a text'],
+    [{ toString: 'x' }, 'must be a text'],
+    [null, 'must be a text'],
+  ];
+  for (const [text, reason] of refusedCases) {
+    it(`${JSON.stringify(text)}: ${reason}`, () => {
+      const read = readNominalDuration(text);
+      assert.equal(read.ok, false);
+      assert.match((read as { reason: string }).reason, new RegExp(reason, 'i'));
+    });
+  }
+  it('leaves every and timeout as strict as they were', () => {
+    refused(parseEvery('P1M'), 'schedule.every-invalid', 'length is not fixed');
+    refused(parseTimeout('PT0.5S'), 'schedule.timeout-invalid', 'fractions');
+  });
+});
+
+describe('a value that is not text is refused without being written as text', () => {
+  for (const raw of [{}, { toString: 'x' }, [], [1], 7, true]) {
+    it(JSON.stringify(raw), () => {
+      for (const r of [parseEvery(raw), parseTimeout(raw), parseDuration(raw, 'by')]) {
+        assert.equal(r.ok, false);
+        assert.doesNotMatch((r as { message: string }).message, /object Object|function|native code|"7"|"true"/);
+        assert.match((r as { message: string }).message, /must be a text/);
+      }
+    });
+  }
 });

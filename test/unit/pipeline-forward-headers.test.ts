@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HOP_BY_HOP } from '../../src/http/exchange.ts';
+import { HOP_BY_HOP } from '../../src/http/gateway-headers.ts';
 import { forwardRequestHeaders, forwardResponseHeaders, type ForwardOptions } from '../../src/pipeline/forward-headers.ts';
 import { IDENTITY_HEADERS } from '../../src/pipeline/identity.ts';
 

@@ -108,7 +108,8 @@ export function parseRoute(id: string, value: unknown): RouteInput {
   const body = objectBody(value, ROUTE_FIELDS, 'a route');
   const identity = body.identity ?? 'headers';
   if (typeof identity !== 'string' || !(IDENTITY_MODES as readonly string[]).includes(identity)) {
-    throw new GatewayError('route.identity-unknown', `identity "${String(identity)}" is not a way to forward identity; use ${IDENTITY_MODES.join(', ')}.`, 'identity');
+    const given = typeof identity === 'string' ? `identity "${identity}" is not a way to forward identity` : 'identity must be text naming a way to forward identity';
+    throw new GatewayError('route.identity-unknown', `${given}; use ${IDENTITY_MODES.join(', ')}.`, 'identity');
   }
   const openapi = body.openapi ?? null;
   if (openapi !== null && (typeof openapi !== 'object' || Array.isArray(openapi))) {

@@ -93,14 +93,22 @@ export interface Filterable {
   readonly routeId: string;
 }
 
+/**
+ * A schedule's metadata value under a caller's key: own keys only, so `meta.constructor` or
+ * `meta.__proto__` never reads what every object inherits.
+ */
+function metaValue(s: Filterable, key: string): string | undefined {
+  return Object.hasOwn(s.metadata, key) ? s.metadata[key] : undefined;
+}
+
 /** A predicate for already-validated filters. */
 export function matcher(filters: readonly Filter[]): (s: Filterable) => boolean {
   const tests = filters.map((f): ((s: Filterable) => boolean) => {
     switch (f.kind) {
-      case 'meta': return (s) => s.metadata[f.key] === f.equals;
+      case 'meta': return (s) => metaValue(s, f.key) === f.equals;
       case 'meta-regex': {
         const re = new RegExp(f.source);
-        return (s) => { const v = s.metadata[f.key]; return v !== undefined && re.test(v); };
+        return (s) => { const v = metaValue(s, f.key); return typeof v === 'string' && re.test(v); };
       }
       case 'tenant': return (s) => s.organisation === f.equals;
       case 'route': return (s) => s.routeId === f.equals;

@@ -3,7 +3,9 @@
  * its own stable code and sentence, defaults applied. What depends on stored state (the route,
  * the token's perimeter, the organisation) is checked by the caller against the snapshot.
  */
+import { canonicalForm } from '../../http/canonical-path.ts';
 import { GatewayError, invalidField, type ErrorCode } from '../../http/errors.ts';
+import { gatewayHeaderKind } from '../../http/gateway-headers.ts';
 import { nameProblem, objectBody, optionalString, stringList, type Fields } from '../validate.ts';
 import { type Cadence, type CadenceResult, parseAt, parseCron, parseEvery, parseTimeout, parseTimezone } from './cadence/index.ts';
 
@@ -17,16 +19,29 @@ export const DEFAULT_CATCH_UP_S = 3600;
 export const DEFAULT_TIMEOUT_MS = 30_000;
 const METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
-/** Why each header is the gateway's to write, never the schedule's (spec 5 rule 6, 1.1 rule 10). */
-const FORBIDDEN_HEADERS: Readonly<Record<string, string>> = {
-  authorization: 'Authorization is refused: the call carries the scheduler\'s identity, posed inside the gateway and never sent as a token; a secret the service expects goes in another header with a vault reference such as ${name}',
-  host: 'Host is refused: the route decides where the call goes',
-  'gateway-job': 'Gateway-Job is refused: the gateway writes it on every call (the schedule id)',
-  'gateway-job-run': 'Gateway-Job-Run is refused: the gateway writes it on every call (the run identifier)',
-  'gateway-job-attempt': 'Gateway-Job-Attempt is refused: the gateway writes it on every call (the attempt number)',
-};
-/** Connection-level headers describe one hop; a schedule cannot set them. */
-const HOP_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'content-length', 'expect', 'proxy-connection']);
+/** Each job header as the spec writes it, and what it carries. */
+const JOB_HEADERS = new Map([
+  ['gateway-job', 'Gateway-Job is refused: the gateway writes it on every call (the schedule id)'],
+  ['gateway-job-run', 'Gateway-Job-Run is refused: the gateway writes it on every call (the run identifier)'],
+  ['gateway-job-attempt', 'Gateway-Job-Attempt is refused: the gateway writes it on every call (the attempt number)'],
+]);
+
+/**
+ * Why a header is the gateway's to write, never the schedule's (spec 5 rule 6, 1.1 rule 10,
+ * CONTRACT.md "Schedules"). The names come from the lists the data plane strips from callers.
+ */
+function forbiddenReason(name: string, lower: string): string | undefined {
+  switch (gatewayHeaderKind(lower)) {
+    case undefined: return undefined;
+    case 'authorization': return 'Authorization is refused: the call carries the scheduler\'s identity, posed inside the gateway and never sent as a token; a secret the service expects goes in another header with a vault reference such as ${name}';
+    case 'host': return 'Host is refused: the route decides where the call goes';
+    case 'job': return JOB_HEADERS.get(lower);
+    case 'identity': return `${name} is refused: the gateway writes the identity the route forwards (X-Gateway-User and X-Gateway-Roles, Remote-User or a signed X-Gateway-Identity) from the schedule's roles, and strips any other copy; ask for roles instead`;
+    case 'forwarding': return `${name} is refused: the gateway states the client address and the proxy chain itself; a schedule cannot claim them`;
+    case 'hop-by-hop': return `${name} is refused: it describes one connection, and the gateway opens and frames each call itself`;
+    case 'framing': return `${name} is refused: the gateway frames each call's body itself`;
+  }
+}
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
 
 export interface ScheduleInput {
@@ -94,50 +109,67 @@ function cadence(body: Fields): Pick<ScheduleInput, 'cadence' | 'every' | 'cron'
   }
   const timezone = cadenceValue(parseTimezone(body.timezone), 'timezone');
   const none = { every: null, cron: null, at: null };
+  // Each value is read (and its type checked) before it is kept as text.
   switch (given[0]!) {
-    case 'every':
-      return { ...none, every: String(body.every), timezone, cadence: { kind: 'every', everyMs: cadenceValue(parseEvery(body.every), 'every') } };
+    case 'every': {
+      const everyMs = cadenceValue(parseEvery(body.every), 'every');
+      return { ...none, every: (body.every as string).trim(), timezone, cadence: { kind: 'every', everyMs } };
+    }
     case 'cron': {
       const spec = cadenceValue(parseCron(body.cron), 'cron');
-      return { ...none, cron: String(body.cron).trim(), timezone, cadence: { kind: 'cron', cron: spec, zone: timezone } };
+      return { ...none, cron: (body.cron as string).trim(), timezone, cadence: { kind: 'cron', cron: spec, zone: timezone } };
     }
-    case 'at':
-      return { ...none, at: String(body.at).trim(), timezone, cadence: { kind: 'at', atMs: cadenceValue(parseAt(body.at), 'at') } };
+    case 'at': {
+      const atMs = cadenceValue(parseAt(body.at), 'at');
+      return { ...none, at: (body.at as string).trim(), timezone, cadence: { kind: 'at', atMs } };
+    }
   }
+}
+
+/** A caller's object of names to text: an own-keys copy whose `__proto__` key stays a key. */
+function textMap(v: unknown): Array<[string, unknown]> | undefined {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
+  return Object.entries(v);
+}
+
+/** Null prototype: a name such as `__proto__` is stored as a key, never read as the prototype. */
+function record(entries: ReadonlyArray<readonly [string, string]>): Record<string, string> {
+  const out = Object.create(null) as Record<string, string>;
+  for (const [k, v] of entries) out[k] = v;
+  return out;
 }
 
 function headers(body: Fields): Record<string, string> {
   const v = body.headers;
-  if (v === undefined || v === null) return {};
-  if (typeof v !== 'object' || Array.isArray(v)) throw new GatewayError('schedule.header-invalid', 'headers must be an object of header names to text values.', 'headers');
-  const entries = Object.entries(v as Record<string, unknown>);
+  if (v === undefined || v === null) return record([]);
+  const entries = textMap(v);
+  if (!entries) throw new GatewayError('schedule.header-invalid', 'headers must be an object of header names to text values.', 'headers');
   if (entries.length > LIMITS.headers) {
     throw new GatewayError('schedule.headers-too-many', `A schedule may set at most ${LIMITS.headers} headers; this one sets ${entries.length}.`, 'headers');
   }
-  const out: Record<string, string> = {};
+  const out: Array<[string, string]> = [];
   const seen = new Set<string>();
   for (const [name, value] of entries) {
     const lower = name.toLowerCase();
     const field = `headers.${name}`;
-    const forbidden = FORBIDDEN_HEADERS[lower];
-    if (forbidden) throw new GatewayError('schedule.header-forbidden', `${forbidden}.`, field);
+    const forbidden = forbiddenReason(name, lower);
+    if (forbidden !== undefined) throw new GatewayError('schedule.header-forbidden', `${forbidden}.`, field);
     if (!TOKEN.test(name)) throw new GatewayError('schedule.header-invalid', `"${name}" is not a header name (letters, digits and !#$%&'*+.^_\`|~-).`, field);
-    if (HOP_HEADERS.has(lower)) throw new GatewayError('schedule.header-forbidden', `${name} is refused: it describes one connection, and the gateway frames each call itself.`, field);
     if (seen.has(lower)) throw new GatewayError('schedule.header-invalid', `The header ${name} is written twice (names are case-insensitive).`, field);
     if (typeof value !== 'string' || value.length > LIMITS.headerValue || /[\r\n\0]/.test(value)) {
       throw new GatewayError('schedule.header-invalid', `The value of ${name} must be text on one line, at most ${LIMITS.headerValue} characters.`, field);
     }
     seen.add(lower);
-    out[name] = value;
+    out.push([name, value]);
   }
-  return out;
+  return record(out);
 }
 
 function metadata(body: Fields): Record<string, string> {
   const v = body.metadata;
-  if (v === undefined || v === null) return {};
-  if (typeof v !== 'object' || Array.isArray(v)) throw new GatewayError('schedule.metadata-invalid', 'metadata must be an object of keys to text values.', 'metadata');
-  const entries = Object.entries(v as Record<string, unknown>);
+  if (v === undefined || v === null) return record([]);
+  const entries = textMap(v);
+  if (!entries) throw new GatewayError('schedule.metadata-invalid', 'metadata must be an object of keys to text values.', 'metadata');
   if (entries.length > LIMITS.metadata) {
     throw new GatewayError('schedule.metadata-too-many', `A schedule may carry at most ${LIMITS.metadata} metadata keys; this one has ${entries.length}.`, 'metadata');
   }
@@ -147,7 +179,7 @@ function metadata(body: Fields): Record<string, string> {
       throw new GatewayError('schedule.metadata-invalid', `metadata.${key} must be text of at most ${LIMITS.metadataValue} characters.`, `metadata.${key}`);
     }
   }
-  return Object.fromEntries(entries) as Record<string, string>;
+  return record(entries as Array<[string, string]>);
 }
 
 function catchUp(body: Fields): number {
@@ -159,12 +191,21 @@ function catchUp(body: Fields): number {
   return v;
 }
 
+/**
+ * The path as the data plane would route it (http/canonical-path.ts): dot segments refused,
+ * repeated slashes merged. The query is the service's business and stays as written.
+ */
 function path(body: Fields): string {
   const v = body.path ?? '/';
   if (typeof v !== 'string' || !v.startsWith('/') || v.length > 2000 || /[\s#]/.test(v)) {
     throw new GatewayError('schedule.path-invalid', 'path must start with "/" (it may carry a query), without spaces or "#", at most 2000 characters.', 'path');
   }
-  return v;
+  const q = v.indexOf('?');
+  const canonical = canonicalForm(q < 0 ? v : v.slice(0, q));
+  if (canonical === undefined) {
+    throw new GatewayError('schedule.path-invalid', `path ${q < 0 ? v : v.slice(0, q)} holds a "." or ".." segment (also when written %2e); write the path the service serves, as the data plane refuses such a path too.`, 'path');
+  }
+  return q < 0 ? canonical : canonical + v.slice(q);
 }
 
 export function parseSchedule(value: unknown): ScheduleInput {

@@ -76,13 +76,13 @@ interface Filters {
 type Place = Pick<ScheduleRecord, 'organisation' | 'routeId'>;
 
 /** The names `GET /api/schedules` uses for the same filters, accepted too. */
-const ALIASES: Readonly<Record<string, 'organisation' | 'routeId'>> = { tenant: 'organisation', route: 'routeId' };
+const ALIASES: ReadonlyMap<string, 'organisation' | 'routeId'> = new Map([['tenant', 'organisation'], ['route', 'routeId']]);
 
 /** Unknown or repeated parameters are refused: a typo is not "no filter". */
 function readFilters(query: string): Filters {
   const f: { organisation?: string; routeId?: string } = {};
   for (const [given, value] of new URLSearchParams(query)) {
-    const name = ALIASES[given] ?? given;
+    const name = ALIASES.get(given) ?? given;
     if (name !== 'organisation' && name !== 'routeId') {
       throw new GatewayError('filter.invalid', `"${given}" is not a filter of the live feed; use organisation (or tenant) or routeId (or route).`, given);
     }

@@ -10,10 +10,10 @@ import { GatewayError, invalidField } from '../../http/errors.ts';
 import type { RequestContext, Router } from '../../http/router.ts';
 import { parseSchedule, type ScheduleInput } from '../../core/schedules/schedule-input.ts';
 import { parseFilters } from '../../core/schedules/filters.ts';
-import { readIsoDuration } from '../../core/schedules/cadence/index.ts';
+import { parseReport } from '../../core/schedules/run-report.ts';
 import { objectBody } from '../../core/validate.ts';
 import { RouteTable } from '../../pipeline/route-table.ts';
-import type { Owner, RunReport, ScheduleWrite } from '../../actors/schedules/messages.ts';
+import type { Owner, ScheduleWrite } from '../../actors/schedules/messages.ts';
 import type { GatewayContext } from '../context.ts';
 import { principalLabel, type Principal } from '../principal.ts';
 import { requireCapability } from '../control/auth.ts';
@@ -201,25 +201,4 @@ export function addSchedulesApi(router: Router<Principal>, gw: GatewayContext, p
     if (!s) throw notFound(id(ctx));
     return { body: s };
   });
-}
-
-function parseReport(value: unknown): RunReport {
-  const f = objectBody(value, ['run', 'state', 'progress', 'detail', 'retryIn'], 'a run report');
-  if (typeof f.run !== 'string' || f.run === '') throw invalidField('run', 'run is the run identifier (Gateway-Job-Run).');
-  if (f.state !== 'running' && f.state !== 'done' && f.state !== 'failed') throw invalidField('state', 'state is running, done or failed.');
-  if (f.progress !== undefined && (typeof f.progress !== 'number' || !Number.isInteger(f.progress) || f.progress < 0)) throw invalidField('progress', 'progress is a whole number.');
-  if (f.detail !== undefined && (typeof f.detail !== 'string' || f.detail.length > 4000)) throw invalidField('detail', 'detail is text of at most 4000 characters.');
-  let retryInMs: number | undefined;
-  if (f.retryIn !== undefined) {
-    if (f.state !== 'failed') throw invalidField('retryIn', 'retryIn goes with state failed: it puts the turn off.');
-    const d = readIsoDuration(f.retryIn);
-    if (!d.ok) throw invalidField('retryIn', `retryIn: ${d.reason}.`);
-    retryInMs = d.ms;
-  }
-  return {
-    run: f.run, state: f.state,
-    ...(f.progress !== undefined ? { progress: f.progress as number } : {}),
-    ...(f.detail !== undefined ? { detail: f.detail as string } : {}),
-    ...(retryInMs !== undefined ? { retryInMs } : {}),
-  };
 }

@@ -53,16 +53,17 @@ interface FieldDef {
   readonly max: number;
   /** Range `*` expands to; differs from max only for day-of-week (0-6). */
   readonly starMax: number;
-  readonly names: Readonly<Record<string, number>> | null;
+  readonly names: ReadonlyMap<string, number> | null;
   readonly namesHint: string;
 }
 
-const MONTH_NAMES: Readonly<Record<string, number>> = {
+// Maps: a name the caller wrote is looked up, and must never find what objects inherit.
+const MONTH_NAMES: ReadonlyMap<string, number> = new Map(Object.entries({
   JAN: 1, FEB: 2, MAR: 3, APR: 4, MAY: 5, JUN: 6, JUL: 7, AUG: 8, SEP: 9, OCT: 10, NOV: 11, DEC: 12,
-};
-const DAY_NAMES: Readonly<Record<string, number>> = {
+}));
+const DAY_NAMES: ReadonlyMap<string, number> = new Map(Object.entries({
   MON: 1, TUE: 2, WED: 3, THU: 4, FRI: 5, SAT: 6, SUN: 7,
-};
+}));
 const MONTH_LABELS = ['', 'January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 
 const FIELDS: readonly FieldDef[] = [
@@ -73,7 +74,7 @@ const FIELDS: readonly FieldDef[] = [
   { name: 'day-of-week', min: 0, max: 7, starMax: 6, names: DAY_NAMES, namesHint: 'MON-SUN' },
 ];
 
-const SHORTCUTS: Readonly<Record<string, string>> = {
+const SHORTCUTS: ReadonlyMap<string, string> = new Map(Object.entries({
   '@yearly': '0 0 1 1 *',
   '@annually': '0 0 1 1 *',
   '@monthly': '0 0 1 * *',
@@ -81,7 +82,7 @@ const SHORTCUTS: Readonly<Record<string, string>> = {
   '@daily': '0 0 * * *',
   '@midnight': '0 0 * * *',
   '@hourly': '0 * * * *',
-};
+}));
 
 /** Most days each month can have (February: 29, in leap years). */
 const MAX_DAYS = [0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
@@ -103,7 +104,7 @@ function parseValue(text: string, field: FieldDef): number {
     if (field.names === null) {
       throw new CronError(`the ${field.name} field takes numbers only, got "${text}"`);
     }
-    const value = field.names[text.toUpperCase()];
+    const value = field.names.get(text.toUpperCase());
     if (value === undefined) {
       throw new CronError(`the ${field.name} field does not know the name "${text}"; names are ${field.namesHint}`);
     }
@@ -216,9 +217,9 @@ export function parseCron(raw: unknown): CadenceResult<CronSpec> {
       return fail('@every is not part of the cron grammar; write a period as the every duration instead (e.g. every: PT90M)');
     }
     if (word === '@reboot') return fail('@reboot is not supported; a schedule has no boot to run at');
-    const shortcut = SHORTCUTS[word];
+    const shortcut = SHORTCUTS.get(word);
     if (shortcut === undefined) {
-      return fail(`unknown shortcut ${word}; the shortcuts are ${Object.keys(SHORTCUTS).join(', ')}`);
+      return fail(`unknown shortcut ${word}; the shortcuts are ${[...SHORTCUTS.keys()].join(', ')}`);
     }
     if (word !== source.toLowerCase()) return fail(`the shortcut ${word} takes nothing after it`);
     expanded = shortcut;

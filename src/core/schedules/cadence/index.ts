@@ -9,6 +9,7 @@ export {
   parseEvery,
   parseTimeout,
   readIsoDuration,
+  readNominalDuration,
   SECOND_MS,
 } from './duration.ts';
 export { type CronSpec, cronMatches, nextCronWallTime, parseCron, type WallClock } from './cron.ts';

@@ -1,0 +1,57 @@
+/**
+ * Headers only the gateway writes. The data plane drops a caller's copies of them before a call
+ * goes upstream, and a schedule may not set them: both read these lists, so a name added here
+ * is stripped and refused alike. Names are lower-case.
+ */
+
+/** Describe one connection and never travel past the gateway (RFC 9110 7.6.1). */
+export const HOP_BY_HOP: ReadonlySet<string> = new Set([
+  'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade',
+  'proxy-authenticate', 'proxy-authorization',
+]);
+
+/** The identity the gateway forwards to a protected upstream, as the route declares it. */
+export const IDENTITY_HEADERS: ReadonlySet<string> = new Set([
+  'x-gateway-user', 'x-gateway-roles', 'x-gateway-organisation', 'remote-user', 'x-gateway-identity',
+]);
+
+/**
+ * The proxy chain. No client is a trusted proxy until a proxy mode exists, so only the gateway's
+ * own x-forwarded-* reach the upstream. The whole `x-forwarded-` family counts: frameworks build
+ * redirect URLs and client addresses from any of them.
+ */
+export const FORWARDING_HEADERS: ReadonlySet<string> = new Set([
+  'forwarded', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-port', 'x-forwarded-prefix', 'x-real-ip',
+]);
+export const FORWARDING_PREFIX = 'x-forwarded-';
+
+/**
+ * Dropped from every incoming request before it goes upstream. `host`: undici sets the
+ * upstream's. `expect`: undici refuses it.
+ */
+export const REQUEST_DROP: ReadonlySet<string> = new Set([
+  ...HOP_BY_HOP, ...IDENTITY_HEADERS, ...FORWARDING_HEADERS, 'host', 'expect',
+]);
+
+/** What each scheduled call carries, written by the gateway (spec 1.1 rule 10). */
+export const JOB_HEADERS: ReadonlySet<string> = new Set(['gateway-job', 'gateway-job-run', 'gateway-job-attempt']);
+
+/**
+ * How the gateway frames a body it sends: the length is the body's own, and a call never waits
+ * for a `100 Continue`.
+ */
+export const FRAMING_HEADERS: ReadonlySet<string> = new Set(['content-length', 'expect']);
+
+export type GatewayHeaderKind = 'authorization' | 'host' | 'job' | 'identity' | 'forwarding' | 'hop-by-hop' | 'framing';
+
+/** Why a header (lower-case name) is the gateway's to write on a call, or undefined when it is not. */
+export function gatewayHeaderKind(lower: string): GatewayHeaderKind | undefined {
+  if (lower === 'authorization') return 'authorization';
+  if (lower === 'host') return 'host';
+  if (JOB_HEADERS.has(lower)) return 'job';
+  if (IDENTITY_HEADERS.has(lower)) return 'identity';
+  if (FORWARDING_HEADERS.has(lower) || lower.startsWith(FORWARDING_PREFIX)) return 'forwarding';
+  if (HOP_BY_HOP.has(lower)) return 'hop-by-hop';
+  if (FRAMING_HEADERS.has(lower)) return 'framing';
+  return undefined;
+}
