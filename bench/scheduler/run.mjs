@@ -545,6 +545,25 @@ function analyse(mode, plan, dump) {
   };
 }
 
+/**
+ * Every schedule of the token: the list answers pages (a JSON array each) and names the next in
+ * its Link header, a reference relative to the address called.
+ */
+async function listAll(base, token, timeoutMs) {
+  const list = [];
+  let next = '/api/schedules?limit=1000';
+  const until = Date.now() + timeoutMs;
+  while (next) {
+    const a = await http(base, 'GET', next, { headers: { authorization: `Bearer ${token}` }, timeoutMs: Math.max(1000, until - Date.now()) });
+    if (a.status !== 200) return a;
+    list.push(...a.json);
+    const target = a.res.headers.get('link')?.match(/<([^>]*)>;\s*rel="next"/)?.[1];
+    const url = target ? new URL(target, `${base}${next}`) : null;
+    next = url ? `${url.pathname}${url.search}` : null;
+  }
+  return { status: 200, list };
+}
+
 /** Until every schedule's run is recorded (no run in flight, a last run for each), or SETTLE seconds. */
 async function settle(node, token, mode, n) {
   const t0 = Date.now();
@@ -555,11 +574,11 @@ async function settle(node, token, mode, n) {
     const asked = Date.now();
     let a;
     try {
-      a = await http(node.urls.internal, 'GET', '/api/schedules', { headers: { authorization: `Bearer ${token}` }, timeoutMs: Math.max(1000, cfg.settle * 1000 - (asked - t0)) });
+      a = await listAll(node.urls.internal, token, Math.max(1000, cfg.settle * 1000 - (asked - t0)));
     } catch (e) { last = { ...last, error: `GET /api/schedules: ${e.cause?.code || e.message} after ${round1((Date.now() - asked) / 1000)} s` }; continue; }
     slowest = Math.max(slowest, Date.now() - asked);
     if (a.status !== 200) { last = { ...last, error: `HTTP ${a.status} ${a.text.slice(0, 200)}` }; await sleep(2000); continue; }
-    const list = a.json.schedules;
+    const list = a.list;
     const states = {}, byNode = {};
     let inFlight = 0, withRun = 0, finished = 0;
     for (const s of list) {

@@ -19,6 +19,7 @@ export const ERRORS = {
   'body.too-large': { status: 413, title: 'Body too large', detail: 'The request body is larger than this endpoint accepts.' },
   'body.media-type': { status: 415, title: 'Unsupported media type', detail: 'Send the body as application/json.' },
   'field.invalid': { status: 400, title: 'Invalid field', detail: 'A field of the request is not valid.' },
+  'cursor.invalid': { status: 400, title: 'Invalid cursor', detail: 'The cursor is not one this list gave; follow the Link header, or start again without a cursor.' },
   'unauthenticated': { status: 401, title: 'Not signed in', detail: 'This address needs a valid token or console session.' },
   'signin.refused': { status: 401, title: 'Sign-in refused', detail: 'The name or the password is not right.' },
   'signin.locked': { status: 429, title: 'Too many attempts', detail: 'Too many failed sign-ins for this name; wait a few minutes and try again.' },

@@ -78,7 +78,7 @@ if (TEST_DATABASE === 'postgres') {
         // The last answers may still be on their way into the history.
         let history: Array<{ state: string; node: string }> = [];
         for (let i = 0; i < 200 && history.length < 3; i++) {
-          history = (await call(`${nodes[0]!.urls.internal}/api/schedules/${id}/runs`, { headers: { authorization: `Bearer ${token}` } })).json.runs;
+          history = (await call(`${nodes[0]!.urls.internal}/api/schedules/${id}/runs`, { headers: { authorization: `Bearer ${token}` } })).json;
           if (history.length < 3) await new Promise((r) => setTimeout(r, 25));
         }
         assert.equal(history.length, 3);
@@ -196,7 +196,7 @@ if (TEST_DATABASE === 'postgres') {
       for (let i = 0; i < 200 && history.length === 0; i++) {
         // The survivor may still be learning the token (its snapshot follows the database within a second).
         const r = await call(`${survivor.urls.internal}/api/schedules/${s.id}/runs`, { headers: auth });
-        history = r.status === 200 ? r.json.runs : [];
+        history = r.status === 200 ? r.json : [];
         if (history.length === 0) await new Promise((r) => setTimeout(r, 25));
       }
       assert.equal(history.length, 1);

@@ -18,7 +18,8 @@ test('no input of any shape produces a 500', async () => {
     '/api/routes', '/api/routes/r1', '/api/routes/%00', '/api/roles/r1', '/api/roles', '/api/accounts', '/api/accounts/x', '/api/tokens', '/api/tokens/x',
     '/api/organisations/o1', '/api/organisations/o1/vault/v', '/api/vault/v', '/api/vault', '/.meerkat/session', '/public/../admin', '/%2e%2e/x',
     '/api/settings/schedules', '/api/schedules/live', '/api/schedules/live?tenant=', '/api/schedules/x/runs?limit=-1',
-    '/api/schedules?meta.constructor=~native', '/api/schedules?__proto__=x', '/api/schedules/constructor', '/api/schedules/x/run', '/api/schedules/live?constructor=1'];
+    '/api/schedules?meta.constructor=~native', '/api/schedules?__proto__=x', '/api/schedules/constructor', '/api/schedules/x/run', '/api/schedules/live?constructor=1',
+    '/api/schedules?cursor=%ff&limit=1e3', '/api/schedules?limit=1&cursor=WyJzY2hlZHVsZXMiLDEsIngiXQ', '/api/schedules/x/runs?cursor=!&before=1'];
   const methods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'PROPFIND', 'TRACE'];
   const bodies: Array<string | undefined> = [undefined, '', '{', 'null', '[]', '"x"', '{"name":null}', '{"name":"root","password":{}}', '{"by":"P1Y"}', '\u0000\u0001', '{"__proto__":{"x":1}}', 'x'.repeat(5000),
     // Shapes of the core resources, each wrong somewhere (a route's paths are never fuzzed, so nothing is proxied).

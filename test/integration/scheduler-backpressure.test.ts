@@ -46,8 +46,8 @@ test('at most GATEWAY_SCHEDULER_MAX_CALLS calls are in flight; the other due tur
       for (const answer of held.splice(0, release)) answer();
     }
     for (const id of ids) {
-      await until(`the run of ${id} recorded`, async () => (await internal('GET', `/api/schedules/${id}/runs`)).json.runs.length === 1);
-      const [run] = (await internal('GET', `/api/schedules/${id}/runs`)).json.runs;
+      await until(`the run of ${id} recorded`, async () => (await internal('GET', `/api/schedules/${id}/runs`)).json.length === 1);
+      const [run] = (await internal('GET', `/api/schedules/${id}/runs`)).json;
       assert.equal(run.state, 'done', `${id} went out once and was answered`);
     }
     assert.equal(new Set(up.requests.map((r) => r.url)).size, 5, 'each schedule called once');

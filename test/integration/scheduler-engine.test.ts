@@ -33,7 +33,7 @@ const advance = (by: string) => advanceClock(t.url('control'), by);
 /** Waits (on real I/O, not on time) until the schedule's history holds `count` runs. */
 async function runs(id: string, count: number): Promise<Array<Record<string, any>>> {
   for (let i = 0; i < 200; i++) {
-    const r = (await internal('GET', `/api/schedules/${id}/runs`)).json.runs as Array<Record<string, any>>;
+    const r = (await internal('GET', `/api/schedules/${id}/runs`)).json as Array<Record<string, any>>;
     if (r.length >= count) return r;
     await new Promise((res) => setTimeout(res, 25));
   }
@@ -205,7 +205,7 @@ test('401/403/404/502/503/504 are tried again as new runs with growing waits; on
   let state = await settled(s.id);
   const t1 = (await call(`${t.url('control')}/__clock`)).json.now as number;
   assert.equal(state.nextRunAt, Math.floor((t1 + 10_000) / 1000), 'the second attempt waits 10 s');
-  assert.deepEqual((await internal('GET', `/api/schedules/${s.id}/runs`)).json.runs, [], 'the turn is not over yet');
+  assert.deepEqual((await internal('GET', `/api/schedules/${s.id}/runs`)).json, [], 'the turn is not over yet');
   await advance('PT10S');
   await received(sent + 2);
   state = await settled(s.id);

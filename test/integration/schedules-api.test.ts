@@ -75,7 +75,7 @@ test('next turns at write time: cron on a zone\'s wall clock, and at', async () 
 });
 
 test('every refusal has its status, code, field and sentence, and writes nothing', async () => {
-  const before = (await as(billing).get('/api/schedules')).json.schedules.length;
+  const before = (await as(billing).get('/api/schedules')).json.length;
   const api = as(billing);
   const cases: Array<[unknown, number, string, string | undefined, RegExp]> = [
     [{ ...BASE, method: 'GET' }, 400, 'schedule.method-get', 'method', /a scheduled call is an action/],
@@ -108,7 +108,7 @@ test('every refusal has its status, code, field and sentence, and writes nothing
     [{ ...BASE, colour: 'red' }, 400, 'field.invalid', 'colour', /not a field of a schedule/],
   ];
   for (const [body, status, code, field, detail] of cases) refused(await api.post('/api/schedules', body), status, code, field, detail);
-  assert.equal((await api.get('/api/schedules')).json.schedules.length, before, 'nothing was written');
+  assert.equal((await api.get('/api/schedules')).json.length, before, 'nothing was written');
   // The role hierarchy counts: billing-admin (the token's) implies billing-jobs.
   const { roles: _roles, ...single } = BASE;
   assert.equal((await api.post('/api/schedules', { ...single, role: 'billing-admin', organisation: 'acme' })).status, 201);
@@ -124,7 +124,7 @@ test('filters: exact metadata, expressions, tenant and route, all conjoined; a b
   const ids = async (q: string) => {
     const r = await api.get(`/api/schedules?${q}`);
     assert.equal(r.status, 200, r.text);
-    return r.json.schedules.map((s: { id: string }) => s.id).filter((id: string) => [a, b, c].includes(id)).sort();
+    return r.json.map((s: { id: string }) => s.id).filter((id: string) => [a, b, c].includes(id)).sort();
   };
   assert.deepEqual(await ids('meta.team=ledger'), [a, b, c].sort());
   assert.deepEqual(await ids('meta.env=prod-eu'), [a]);
@@ -141,7 +141,7 @@ test('perimeter: a token sees and changes only the schedules it wrote; the conso
   const mine = (await as(billing).post('/api/schedules', BASE)).json.id as string;
   const theirs = (await as(orders).post('/api/schedules', { routeId: 'orders', path: '/orders/sweep', every: 'PT5M', roles: ['orders-jobs'] })).json;
   assert.ok(theirs.id, JSON.stringify(theirs));
-  const billingSees = (await as(billing).get('/api/schedules')).json.schedules.map((s: { id: string }) => s.id);
+  const billingSees = (await as(billing).get('/api/schedules')).json.map((s: { id: string }) => s.id);
   assert.ok(billingSees.includes(mine));
   assert.ok(!billingSees.includes(theirs.id));
   for (const a of [
@@ -151,7 +151,7 @@ test('perimeter: a token sees and changes only the schedules it wrote; the conso
     await as(billing).put(`/api/schedules/${theirs.id}`, BASE),
     await as(billing).get(`/api/schedules/${theirs.id}/runs`),
   ]) refused(a, 404, 'not-found', undefined, /yours to see/);
-  const all = (await root.get('/api/schedules')).json.schedules.map((s: { id: string }) => s.id);
+  const all = (await root.get('/api/schedules')).json.map((s: { id: string }) => s.id);
   assert.ok(all.includes(mine) && all.includes(theirs.id), 'root\'s console sees every schedule');
 });
 
@@ -176,7 +176,7 @@ test('pause, resume, run now recorded, replace and delete', async () => {
   assert.deepEqual(replaced.json.roles, []);
   refused(await api.put(`/api/schedules/${s.id}`, { ...BASE, method: 'GET' }), 400, 'schedule.method-get', 'method', /action/);
   assert.equal((await api.get(`/api/schedules/${s.id}`)).json.path, '/billing/other', 'a refused replacement changed nothing');
-  assert.deepEqual((await api.get(`/api/schedules/${s.id}/runs`)).json, { runs: [] });
+  assert.deepEqual((await api.get(`/api/schedules/${s.id}/runs`)).json, []);
   refused(await api.patch(`/api/schedules/${s.id}/run`, { run: 'nope', state: 'done' }), 404, 'not-found', undefined, /No run nope/);
   refused(await api.patch(`/api/schedules/${s.id}/run`, { run: 'nope', state: 'finished' }), 400, 'field.invalid', 'state', /running, done or failed/);
   const resumed = await api.post(`/api/schedules/${s.id}/resume`);

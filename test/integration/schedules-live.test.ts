@@ -180,7 +180,7 @@ test('root sees hello, schedule changes, a turn starting and finishing, and a de
   const hello = feed.messages[0]!;
   assert.equal(typeof hello.node, 'string');
   assert.equal(typeof hello.at, 'number');
-  const listed = (await root.get('/api/schedules')).json.schedules;
+  const listed = (await root.get('/api/schedules')).json;
   assert.deepEqual(hello.schedules, listed, 'hello holds the schedules as GET /api/schedules lists them');
   assert.ok(hello.schedules.some((x: Message) => x.id === s1.id));
 

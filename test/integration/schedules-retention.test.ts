@@ -84,7 +84,7 @@ test('a finished delayed action keeps its result for the retention, then goes wi
     const g = (await internal('GET', `/api/schedules/${s.id}`)).json;
     return g.finished ? g : undefined;
   });
-  assert.equal((await internal('GET', `/api/schedules/${s.id}/runs`)).json.runs.length, 1);
+  assert.equal((await internal('GET', `/api/schedules/${s.id}/runs`)).json.length, 1);
 
   // 29 days on: the hourly sweep has looked and kept it; a sweep forced now keeps it too.
   await advance('P29D');
@@ -110,13 +110,13 @@ test('a shorter retention sweeps older run records at once; newer ones and the s
   for (let i = 1; i <= 6; i++) {
     await advance('PT6H');
     await until(`run ${i}`, async () => {
-      const runs = (await internal('GET', `/api/schedules/${s.id}/runs`)).json.runs as unknown[];
+      const runs = (await internal('GET', `/api/schedules/${s.id}/runs`)).json as unknown[];
       return runs.length >= i ? runs : undefined;
     });
   }
   // An hour more, so no record sits exactly on the line.
   await advance('PT1H');
-  const runs = (await internal('GET', `/api/schedules/${s.id}/runs`)).json.runs as Array<{ id: string; endedAt: number }>;
+  const runs = (await internal('GET', `/api/schedules/${s.id}/runs`)).json as Array<{ id: string; endedAt: number }>;
   const line = (await clockNow()) - DAY;
   const survivors = runs.filter((r) => r.endedAt * 1000 >= line).map((r) => r.id);
   assert.ok(survivors.length > 0 && survivors.length < runs.length, `the history (${runs.length}) straddles the one-day line`);
@@ -125,7 +125,7 @@ test('a shorter retention sweeps older run records at once; newer ones and the s
   const set = await root.put('/api/settings/schedules', { retention: 'P1D' });
   assert.equal(set.status, 200);
   assert.equal(set.json.retention, 'P1D');
-  const after = (await internal('GET', `/api/schedules/${s.id}/runs`)).json.runs as Array<{ id: string }>;
+  const after = (await internal('GET', `/api/schedules/${s.id}/runs`)).json as Array<{ id: string }>;
   assert.deepEqual(after.map((r) => r.id), survivors, 'exactly the records older than a day are gone');
   assert.equal((await internal('GET', `/api/schedules/${s.id}`)).status, 200, 'a recurring schedule is never swept');
   await root.put('/api/settings/schedules', { retention: 'P30D' });
@@ -134,7 +134,7 @@ test('a shorter retention sweeps older run records at once; newer ones and the s
 test('deleting a schedule deletes its history', async () => {
   const s = (await internal('POST', '/api/schedules', { routeId: 'billing', path: '/billing/x', every: 'PT1H', roles: ['jobs'] })).json;
   await advance('PT1H');
-  await until('a run', async () => ((await internal('GET', `/api/schedules/${s.id}/runs`)).json.runs?.length ? true : undefined));
+  await until('a run', async () => ((await internal('GET', `/api/schedules/${s.id}/runs`)).json?.length ? true : undefined));
   assert.equal((await internal('DELETE', `/api/schedules/${s.id}`)).status, 204);
   assert.equal((await internal('GET', `/api/schedules/${s.id}/runs`)).status, 404);
 });

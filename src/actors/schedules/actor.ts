@@ -6,7 +6,9 @@ import { GatewayError, invalidField } from '../../http/errors.ts';
 import { newId } from '../../core/secrets.ts';
 import { matcher } from '../../core/schedules/filters.ts';
 import { nextRunAt } from '../../core/schedules/next-run.ts';
-import type { Owner, ScheduleRecord, ScheduleWrite, SchedulesCalls, SchedulesEvent, SchedulesInit } from './messages.ts';
+import type { FilterQuery } from '@mikro-orm/core';
+import { fillPage } from '../../core/paging.ts';
+import type { Owner, ScheduleKey, ScheduleRecord, ScheduleWrite, SchedulesCalls, SchedulesEvent, SchedulesInit } from './messages.ts';
 import { Engine, type Flight } from './engine.ts';
 import { runRecord, scheduleRecord } from './records.ts';
 import { bucketOf, bucketsOf } from './shards.ts';
@@ -108,10 +110,26 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
         const s = await find(store.em(), id, owner);
         return s ? scheduleRecord(s) : null;
       },
-      'schedule.list': async ({ owner, filters }) => {
-        const rows = await store.em().find(Schedule, owner === null ? {} : { tokenId: owner }, { orderBy: { createdAt: 'asc', id: 'asc' } });
-        const keep = matcher(filters);
-        return rows.filter((s) => keep({ metadata: s.metadata, organisation: s.organisation ?? null, routeId: s.routeId })).map(scheduleRecord);
+      'schedule.list': async ({ owner, filters, limit, after }) => {
+        const em = store.em();
+        // Owner, route and tenant are plain columns, checked by the database. Metadata is JSON,
+        // which SQLite and PostgreSQL query differently: those filters run here, on the rows read.
+        const columns: Array<FilterQuery<Schedule>> = owner === null ? [] : [{ tokenId: owner }];
+        for (const f of filters) {
+          if (f.kind === 'route') columns.push({ routeId: f.equals });
+          else if (f.kind === 'tenant') columns.push({ organisation: f.equals });
+        }
+        const keep = filters.some((f) => f.kind === 'meta' || f.kind === 'meta-regex') ? matcher(filters) : undefined;
+        const page = await fillPage<Schedule, ScheduleKey>({
+          limit, after,
+          read: (from, count) => {
+            const where = from === null ? columns : [...columns, { $or: [{ createdAt: { $gt: from.createdAt } }, { createdAt: from.createdAt, id: { $gt: from.id } }] }];
+            return em.find(Schedule, where.length === 0 ? {} : { $and: where }, { orderBy: { createdAt: 'asc', id: 'asc' }, limit: count });
+          },
+          key: (s) => ({ createdAt: s.createdAt, id: s.id }),
+          ...(keep ? { keep: (s: Schedule) => keep({ metadata: s.metadata, organisation: s.organisation ?? null, routeId: s.routeId }) } : {}),
+        });
+        return { items: page.items.map(scheduleRecord), next: page.next };
       },
       // PUT replaces every writable field; id, history and the paused state stay.
       'schedule.replace': ({ id, owner, input }) => thenConsider(change(id, owner, (s) => {
@@ -156,11 +174,17 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
           s.finished = false;
         }));
       },
-      'schedule.runs': async ({ id, owner, limit, before }) => {
+      'schedule.runs': async ({ id, owner, limit, after }) => {
         const em = store.em();
         if (!(await find(em, id, owner))) return null;
-        const rows = await em.find(ScheduleRun, { scheduleId: id, ...(before !== null ? { endedAt: { $lt: before * 1000 } } : {}) }, { orderBy: { id: 'desc' }, limit });
-        return rows.map(runRecord);
+        // History ids sort in the order rows were written (engine.ts, historyId): newest first is
+        // the id descending, and runs that ended within the same second keep their order.
+        const page = await fillPage<ScheduleRun, string>({
+          limit, after,
+          read: (from, count) => em.find(ScheduleRun, { scheduleId: id, ...(from !== null ? { id: { $lt: from } } : {}) }, { orderBy: { id: 'desc' }, limit: count }),
+          key: (r) => r.id,
+        });
+        return { items: page.items.map(runRecord), next: page.next };
       },
       'schedule.report': async ({ id, owner, report }) => {
         let event: FeedEvent | undefined;

@@ -7,6 +7,7 @@ import type { StoreOptions } from '../../store/orm.ts';
 import type { ScheduleInput } from '../../core/schedules/schedule-input.ts';
 import type { Filter } from '../../core/schedules/filters.ts';
 import type { FeedEvent } from './feed.ts';
+import type { Page } from '../../core/paging.ts';
 
 /** What a write stores: the input without its parsed cadence (recomputed from the text). */
 export type ScheduleWrite = Omit<ScheduleInput, 'cadence'>;
@@ -81,6 +82,12 @@ export interface SchedulesSettingsRecord {
 /** Whose schedules a call may see: one token's, or (null) every schedule (root's console). */
 export type Owner = string | null;
 
+/** A schedule's place in the list's order (createdAt epoch ms, then id): where a page starts. */
+export interface ScheduleKey {
+  readonly createdAt: number;
+  readonly id: string;
+}
+
 export interface RunReport {
   readonly run: string;
   readonly state: 'running' | 'done' | 'failed';
@@ -93,13 +100,15 @@ export type SchedulesCalls = {
   /** The id is given by the main thread (it routes by id); omitted, the client draws one. */
   'schedule.create': { args: { id?: string; input: ScheduleWrite; token: { id: string; name: string } | null }; result: ScheduleRecord };
   'schedule.get': { args: { id: string; owner: Owner }; result: ScheduleRecord | null };
-  'schedule.list': { args: { owner: Owner; filters: Filter[] }; result: ScheduleRecord[] };
+  /** Oldest first; `after` is the last key of the previous page. Any shard answers (one table). */
+  'schedule.list': { args: { owner: Owner; filters: Filter[]; limit: number; after: ScheduleKey | null }; result: Page<ScheduleRecord, ScheduleKey> };
   'schedule.replace': { args: { id: string; owner: Owner; input: ScheduleWrite }; result: ScheduleRecord | null };
   'schedule.delete': { args: { id: string; owner: Owner }; result: boolean };
   'schedule.pause': { args: { id: string; owner: Owner }; result: ScheduleRecord | null };
   'schedule.resume': { args: { id: string; owner: Owner }; result: ScheduleRecord | null };
   'schedule.run': { args: { id: string; owner: Owner; replayOf: string | null; by: string }; result: ScheduleRecord | null };
-  'schedule.runs': { args: { id: string; owner: Owner; limit: number; before: number | null }; result: RunRecord[] | null };
+  /** Newest first; `after` is the last history id of the previous page. */
+  'schedule.runs': { args: { id: string; owner: Owner; limit: number; after: string | null }; result: Page<RunRecord, string> | null };
   'schedule.report': { args: { id: string; owner: Owner; report: RunReport }; result: ScheduleRecord | null };
   /**
    * Tokens gone from the configuration: their schedules stop (each confirmed revoked in the

@@ -10,7 +10,8 @@ import type { Exchange } from '../../http/exchange.ts';
 import type { RouteDoc, Router } from '../../http/router.ts';
 import { CLOSE, headExchange, type Socket, type SocketRequest, type SocketRoute, type SocketSession } from '../../http/socket.ts';
 import type { FeedEvent } from '../../actors/schedules/feed.ts';
-import type { ScheduleRecord } from '../../actors/schedules/messages.ts';
+import type { ScheduleKey, ScheduleRecord } from '../../actors/schedules/messages.ts';
+import type { Page } from '../../core/paging.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import type { GatewayContext } from '../context.ts';
 import type { Principal } from '../principal.ts';
@@ -21,6 +22,8 @@ import { seconds } from './resource-docs.ts';
 export const LIVE_PATH = '/api/schedules/live';
 /** What the console needs to read schedules (schedules-api.ts, ownerOf). */
 const CAPABILITY = 'app-admin';
+/** Schedules read per call to the actor while hello is built. */
+const HELLO_PAGE = 1000;
 
 const DOC: RouteDoc = {
   summary: 'Scheduler live feed (WebSocket)', tags: ['schedules'], auth: 'session',
@@ -139,7 +142,14 @@ class FeedSession implements SocketSession {
     if (!this.#admitted()) return;
     // Every actor must be sending the feed before the list is read, or an event could fall between.
     await this.gw.schedules.feedReady();
-    const all = await this.gw.schedules.call('schedule.list', { owner: null, filters: [] });
+    // hello holds every schedule, whatever the list API's page size.
+    const all: ScheduleRecord[] = [];
+    let after: ScheduleKey | null = null;
+    do {
+      const page: Page<ScheduleRecord, ScheduleKey> = await this.gw.schedules.call('schedule.list', { owner: null, filters: [], limit: HELLO_PAGE, after });
+      all.push(...page.items);
+      after = page.next;
+    } while (after !== null);
     if (this.#filtered) for (const s of all) this.#known.set(s.id, placeOf(s));
     this.#socket?.send({
       type: 'hello', node: this.gw.settings.nodeName, at: seconds(this.gw.clock.now()),

@@ -7,7 +7,7 @@
  * token where its door is now.
  */
 import { GatewayError, invalidField } from '../../http/errors.ts';
-import type { RequestContext, Router } from '../../http/router.ts';
+import type { ApiReply, RequestContext, Router } from '../../http/router.ts';
 import { parseSchedule, type ScheduleInput } from '../../core/schedules/schedule-input.ts';
 import { parseFilters } from '../../core/schedules/filters.ts';
 import { parseReport } from '../../core/schedules/run-report.ts';
@@ -18,9 +18,26 @@ import type { GatewayContext } from '../context.ts';
 import { principalLabel, type Principal } from '../principal.ts';
 import { requireCapability } from '../control/auth.ts';
 import { SCHEDULE_DOC, RUN_DOC } from './schedules-docs.ts';
+import { cursorCodec, nextLink, readPageQuery } from '../../http/cursor.ts';
 
 type Plane = 'internal' | 'control';
 type Ctx = RequestContext<Principal>;
+
+/** The console lists every schedule of a deployment: a generous page keeps that to few calls. */
+const SCHEDULES_PAGE = { max: 1000, fallback: 500 };
+const RUNS_PAGE = { max: 500, fallback: 50 };
+/** A schedule's place in the list: createdAt (epoch ms), then id. */
+const SCHEDULES_CURSOR = cursorCodec('schedules', ['integer', 'string']);
+/** A run record's history id. */
+const RUNS_CURSOR = cursorCodec('runs', ['string']);
+
+const PAGING_DOC = (p: { max: number; fallback: number }) =>
+  `Answers a JSON array of at most limit items (1-${p.max}, default ${p.fallback}). When more remain, a Link: <…>; rel="next" header gives the next page's address as a relative reference (path and query), to resolve against the address called; its cursor is opaque. No Link: the last page.`;
+
+/** A page as the lists answer it: the array, and the next page's address when more remain. */
+function paged(path: string, ctx: Ctx, items: readonly unknown[], cursor: string | null): ApiReply {
+  return { body: items, ...(cursor !== null ? { headers: { link: nextLink(path, ctx.query, cursor) } } : {}) };
+}
 
 function scheduleToken(p: Principal): { id: string; name: string; routes: readonly string[]; roles: readonly string[] } | undefined {
   return p.kind === 'token' && p.token.kind === 'schedules'
@@ -100,12 +117,14 @@ export function addSchedulesApi(router: Router<Principal>, gw: GatewayContext, p
 
   router.add('GET', base, {
     summary: 'List schedules', tags, auth,
-    description: 'Filters, all of which must hold: meta.<key>=<value>, meta.<key>=~<expression>, tenant (organisation), route.',
-    responses: { 200: { description: 'the schedules', schema: { type: 'object', properties: { schedules: { type: 'array', items: SCHEDULE_DOC.schedule } } } }, 400: { description: 'a filter does not compile (filter.regex-invalid) or is unknown' } },
+    description: `Oldest first (createdAt, then id). Filters, all of which must hold: meta.<key>=<value>, meta.<key>=~<expression>, tenant (organisation), route. ${PAGING_DOC(SCHEDULES_PAGE)}`,
+    responses: { 200: { description: 'a JSON array of schedules; Link: <…>; rel="next" when more remain', schema: { type: 'array', items: SCHEDULE_DOC.schedule } }, 400: { description: 'a filter does not compile (filter.regex-invalid) or is unknown (filter.invalid); limit out of range (field.invalid); a cursor this list did not give (cursor.invalid)' } },
   }, async (ctx) => {
     const owner = ownerOf(ctx);
-    const filters = parseFilters(ctx.query);
-    return { body: { schedules: await gw.schedules.call('schedule.list', { owner, filters }) } };
+    const filters = parseFilters(ctx.query, ['limit', 'cursor']);
+    const { limit, after } = readPageQuery(ctx.query, SCHEDULES_CURSOR, SCHEDULES_PAGE);
+    const page = await gw.schedules.call('schedule.list', { owner, filters, limit, after: after && { createdAt: after[0], id: after[1] } });
+    return paged(base, ctx, page.items, page.next && SCHEDULES_CURSOR.encode([page.next.createdAt, page.next.id]));
   });
 
   router.add('GET', `${base}/{id}`, {
@@ -173,19 +192,19 @@ export function addSchedulesApi(router: Router<Principal>, gw: GatewayContext, p
 
   router.add('GET', `${base}/{id}/runs`, {
     summary: 'Run history, newest first', tags, auth,
-    description: 'limit (1-500, default 50) and before (epoch seconds: runs that ended earlier) page through it.',
-    responses: { 200: { description: 'run records', schema: { type: 'object', properties: { runs: { type: 'array', items: RUN_DOC } } } }, 404: { description: 'no such schedule' } },
+    description: PAGING_DOC(RUNS_PAGE),
+    responses: { 200: { description: 'a JSON array of run records; Link: <…>; rel="next" when more remain', schema: { type: 'array', items: RUN_DOC } }, 400: { description: 'limit out of range (field.invalid), or a cursor this list did not give (cursor.invalid)' }, 404: { description: 'no such schedule' } },
   }, async (ctx) => {
     const owner = ownerOf(ctx);
-    const limitRaw = ctx.query.get('limit');
-    const beforeRaw = ctx.query.get('before');
-    const limit = limitRaw === null ? 50 : Number(limitRaw);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw invalidField('limit', 'limit is a whole number from 1 to 500.');
-    const before = beforeRaw === null ? null : Number(beforeRaw);
-    if (before !== null && (!Number.isInteger(before) || before < 0)) throw invalidField('before', 'before is a time in epoch seconds.');
-    const runs = await gw.schedules.call('schedule.runs', { id: id(ctx), owner, limit, before });
-    if (!runs) throw notFound(id(ctx));
-    return { body: { runs } };
+    // A parameter the history does not read would be a page that looks right and is not.
+    for (const name of ctx.query.keys()) {
+      if (name === 'before') throw invalidField(name, 'before is no longer read: it skipped runs that ended within the same second. Follow the Link header of each page (its cursor) instead.');
+      if (name !== 'limit' && name !== 'cursor') throw invalidField(name, `"${name}" is not a parameter of the run history; it takes limit and cursor.`);
+    }
+    const { limit, after } = readPageQuery(ctx.query, RUNS_CURSOR, RUNS_PAGE);
+    const page = await gw.schedules.call('schedule.runs', { id: id(ctx), owner, limit, after: after && after[0] });
+    if (!page) throw notFound(id(ctx));
+    return paged(`${base}/${encodeURIComponent(id(ctx))}/runs`, ctx, page.items, page.next && RUNS_CURSOR.encode([page.next]));
   });
 
   router.add('PATCH', `${base}/{id}/run`, {
