@@ -331,20 +331,21 @@ export class Engine {
     };
   }
 
-  /** `${name}` / `$name` from the organisation's vault, else the application's; unknown names stay. */
+  /**
+   * `${name}` / `$name` from one scope: the organisation's vault when the schedule has one, else
+   * the application's (spec 1.1 rule 27). An organisation's schedule never reads the application's
+   * values, so nothing of one tenant's calls comes from outside its scope; unknown names stay.
+   */
   async #resolveHeaders(s: CallSource): Promise<Record<string, string>> {
     const names = [...new Set(Object.values(s.headers).flatMap(referencedNames))];
     if (names.length === 0) return s.headers;
-    const scopes = s.organisation ? [vaultScope(s.organisation), vaultScope(null)] : [vaultScope(null)];
-    const rows = await this.o.store.em().find(VaultEntry, { scope: { $in: scopes }, name: { $in: names } });
+    const rows = await this.o.store.em().find(VaultEntry, { scope: vaultScope(s.organisation ?? null), name: { $in: names } });
     const values = new Map<string, string>();
-    for (const scope of [...scopes].reverse()) {
-      for (const r of rows.filter((x) => x.scope === scope)) {
-        try {
-          values.set(r.name, unseal(this.o.masterKey, r.id, r.sealed));
-        } catch (err) {
-          this.o.log.error('a vault value named by a schedule cannot be unsealed on this node', { schedule: s.id, name: r.name, reason: (err as Error).message });
-        }
+    for (const r of rows) {
+      try {
+        values.set(r.name, unseal(this.o.masterKey, r.id, r.sealed));
+      } catch (err) {
+        this.o.log.error('a vault value named by a schedule cannot be unsealed on this node', { schedule: s.id, name: r.name, reason: (err as Error).message });
       }
     }
     return Object.fromEntries(Object.entries(s.headers).map(([k, v]) => [k, resolveReferences(v, (n) => values.get(n))]));
