@@ -1,6 +1,7 @@
 /** SchedulesActor, worker side: the schedule resource and its history. */
 import { runActor } from '../../workers/actor-runtime.ts';
 import { openStore } from '../../store/orm.ts';
+import { LockMode } from '@mikro-orm/core';
 import { Schedule, ScheduleRun } from '../../store/entities.ts';
 import { GatewayError, invalidField } from '../../http/errors.ts';
 import { newId } from '../../core/secrets.ts';
@@ -45,13 +46,16 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
   });
   const changed = (schedule: ScheduleRecord) => feed.publish({ type: 'schedule.changed', schedule });
   /** One schedule within the caller's perimeter; another token's schedule does not exist for it. */
-  const find = async (em: ReturnType<typeof store.em>, id: string, owner: Owner) =>
-    em.findOne(Schedule, owner === null ? { id } : { id, tokenId: owner });
+  const find = async (em: ReturnType<typeof store.em>, id: string, owner: Owner, options: { lockMode?: LockMode.PESSIMISTIC_WRITE } = {}) =>
+    em.findOne(Schedule, owner === null ? { id } : { id, tokenId: owner }, options);
 
+  // On PostgreSQL the row stays locked until the change commits: an outcome the engine writes
+  // meanwhile (FOR UPDATE too) waits for it, instead of one of them writing over the other.
+  const lock = store.driver === 'postgresql' ? { lockMode: LockMode.PESSIMISTIC_WRITE as const } : {};
   /** Loads, changes and saves one schedule in a transaction; null when it is not the caller's. */
   const change = async (id: string, owner: Owner, fn: (s: Schedule, tx: ReturnType<typeof store.em>) => void) => {
     return retryBusy(() => store.em().transactional(async (tx) => {
-      const s = await find(tx, id, owner);
+      const s = await find(tx, id, owner, lock);
       if (!s) return null;
       fn(s, tx);
       s.version += 1;
@@ -154,15 +158,14 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
         const rows = await em.find(ScheduleRun, { scheduleId: id, ...(before !== null ? { endedAt: { $lt: before * 1000 } } : {}) }, { orderBy: { id: 'desc' }, limit });
         return rows.map(runRecord);
       },
+      // A report may come before the 202 that accepts the run (the service reports from inside its
+      // request handler): naming the run in flight proves the service took the work.
       'schedule.report': async ({ id, owner, report }) => {
         let event: FeedEvent | undefined;
         const record = await thenWake(change(id, owner, (s, tx) => {
           const flight = s.inFlight as unknown as Flight | null;
           if (!flight || flight.runId !== report.run) {
             throw new GatewayError('not-found', `No run ${report.run} of this schedule is in flight.`);
-          }
-          if (flight.phase !== 'accepted') {
-            throw new GatewayError('in-flight', `Run ${report.run} has not been accepted (202) yet; report once the service has answered.`);
           }
           event = engine.report(s, flight, report, tx);
         }));

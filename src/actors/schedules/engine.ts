@@ -392,7 +392,15 @@ export class Engine {
     const flight = s.inFlight as unknown as Flight | null;
     // Settled elsewhere meanwhile, or handed over and sent again by another node.
     if (!flight || flight.runId !== o.runId || flight.attempt !== o.attempt || flight.node !== this.o.node) return null;
+    // Accepted already: the service reported on the run before its answer reached us.
+    const reported = flight.phase === 'accepted';
     const verdict = judge(o.status, { attempt: flight.attempt, scheduledFor: flight.scheduledFor, catchUpS: s.catchUpS }, now, o.retryAfterS);
+    // The 202 behind an early report changes nothing: the report already accepted or closed the run.
+    if (reported && verdict.kind === 'accepted') return null;
+    if (verdict.kind === 'retry' && reported) {
+      // Another attempt would run the work twice once the service said it runs it.
+      return this.#closeIn(s, addRun, flight, { state: 'failed', status: o.status, detail: `${o.detail} (the service had reported this run running, so it is not tried again.)` }, now, true);
+    }
     switch (verdict.kind) {
       case 'accepted':
         s.inFlight = { ...flight, phase: 'accepted', leaseUntil: now + LEASE_MS } as unknown as Record<string, unknown>;
@@ -416,14 +424,16 @@ export class Engine {
   }
 
   /**
-   * A report on an accepted run: running renews the lease, done and failed close it. Changes `s`
-   * in the caller's transaction (adding the history row when the run closed) and returns the feed
-   * event to publish once that transaction is committed.
+   * A report on the run in flight: running renews the lease, done and failed close it. A report
+   * that comes before the 202 (the service reports from inside its request handler) is proof the
+   * service took the work: the run is accepted then and there, and the 202 that follows changes
+   * nothing (#outcomeIn). Changes `s` in the caller's transaction (adding the history row when
+   * the run closed) and returns the feed event to publish once that transaction is committed.
    */
   report(s: Schedule, flight: Flight, report: RunReport, tx: EntityManager): FeedEvent {
     const now = this.o.clock.now();
     if (report.state === 'running') {
-      s.inFlight = { ...flight, leaseUntil: now + LEASE_MS, progress: report.progress ?? null, detail: report.detail ?? null } as unknown as Record<string, unknown>;
+      s.inFlight = { ...flight, phase: 'accepted', leaseUntil: now + LEASE_MS, progress: report.progress ?? null, detail: report.detail ?? null } as unknown as Record<string, unknown>;
       s.leaseUntil = now + LEASE_MS;
       return { type: 'run.advanced', scheduleId: s.id, runId: flight.runId, attempt: flight.attempt, phase: 'accepted', progress: report.progress ?? null, detail: report.detail ?? null };
     }
