@@ -79,6 +79,16 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
     if (out?.nextRunAt != null) engine.consider(out.nextRunAt * 1000);
     return out;
   };
+  /**
+   * A change that may end a turn (a pending retry or deferral let go, a report that closes the
+   * run): its run record reaches the feed once the change is committed.
+   */
+  const ending = async (id: string, owner: Owner, fn: (s: Schedule, tx: ReturnType<typeof store.em>) => FeedEvent | null) => {
+    let event: FeedEvent | null = null;
+    const record = await change(id, owner, (s, tx) => { event = fn(s, tx); });
+    if (record && event) engine.publish(event);
+    return record;
+  };
 
   const sweeper = new Sweeper({ store, clock: ctx.clock, log: ctx.log, publish: (e) => feed.publish(e) });
   await engine.start();
@@ -111,12 +121,15 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
         const keep = matcher(filters);
         return rows.filter((s) => keep({ metadata: s.metadata, organisation: s.organisation ?? null, routeId: s.routeId })).map(scheduleRecord);
       },
-      // PUT replaces every writable field; id, history and the paused state stay.
-      'schedule.replace': ({ id, owner, input }) => thenConsider(change(id, owner, (s) => {
+      // PUT replaces every writable field; id, history and the paused state stay. A retry or
+      // deferral owed under the old fields is let go: the new cadence governs.
+      'schedule.replace': ({ id, owner, input }) => thenConsider(ending(id, owner, (s, tx) => {
+        const ended = engine.letGo(s, tx, 'the schedule was replaced');
         Object.assign(s, fields(input));
         s.finished = false;
         s.deferrals = 0;
         rearm(s);
+        return ended;
       })),
       'schedule.delete': async ({ id, owner }) => {
         const deleted = await store.em().transactional(async (tx) => {
@@ -130,9 +143,12 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
         if (deleted) feed.publish({ type: 'schedule.deleted', scheduleId: id });
         return deleted;
       },
-      'schedule.pause': ({ id, owner }) => change(id, owner, (s) => {
+      // A pending retry or deferral is let go with a history row saying so; resume arms the cadence.
+      'schedule.pause': ({ id, owner }) => ending(id, owner, (s, tx) => {
+        const ended = engine.letGo(s, tx, 'the schedule was paused');
         s.paused = true;
         rearm(s);
+        return ended;
       }),
       'schedule.resume': ({ id, owner }) => thenConsider(change(id, owner, (s) => {
         s.paused = false;
@@ -144,12 +160,15 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
           if (!run) throw invalidField('replayOf', `replayOf "${replayOf}" is not a turn in this schedule's history.`);
           if (run.state === 'done') throw invalidField('replayOf', `The turn ${replayOf} ended done; only a failed, lost or dropped turn is replayed.`);
         }
-        return thenWake(change(id, owner, (s) => {
+        return thenWake(ending(id, owner, (s, tx) => {
           if (s.inFlight) throw new GatewayError('in-flight', `Run ${(s.inFlight as { runId: string }).runId} of this schedule is in flight; run now and replay wait until it has finished.`);
+          // The run takes the place of a retry or deferral owed: that turn ends in the history.
+          const ended = engine.letGo(s, tx, replayOf === null ? 'run now took its place' : `the replay of ${replayOf} took its place`);
           // The engine takes the request at its next look; the turn is brought forward to now.
           s.runRequest = { at: now(), replayOf, by };
           s.nextRunAt = now();
           s.finished = false;
+          return ended;
         }));
       },
       'schedule.runs': async ({ id, owner, limit, before }) => {
@@ -160,18 +179,13 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
       },
       // A report may come before the 202 that accepts the run (the service reports from inside its
       // request handler): naming the run in flight proves the service took the work.
-      'schedule.report': async ({ id, owner, report }) => {
-        let event: FeedEvent | undefined;
-        const record = await thenWake(change(id, owner, (s, tx) => {
-          const flight = s.inFlight as unknown as Flight | null;
-          if (!flight || flight.runId !== report.run) {
-            throw new GatewayError('not-found', `No run ${report.run} of this schedule is in flight.`);
-          }
-          event = engine.report(s, flight, report, tx);
-        }));
-        if (event) engine.publish(event);
-        return record;
-      },
+      'schedule.report': ({ id, owner, report }) => thenWake(ending(id, owner, (s, tx) => {
+        const flight = s.inFlight as unknown as Flight | null;
+        if (!flight || flight.runId !== report.run) {
+          throw new GatewayError('not-found', `No run ${report.run} of this schedule is in flight.`);
+        }
+        return engine.report(s, flight, report, tx);
+      })),
       'feed.want': ({ on }) => {
         feed.want(on);
         return null;

@@ -73,6 +73,8 @@ interface Ending {
   readonly state: string;
   readonly status: number | null;
   readonly detail: string;
+  /** Every attempt of a turn that ends with none going out (a retry let go): they are its history. */
+  readonly made?: readonly Attempt[];
 }
 
 /** What a call is made from: a due turn as read, or a stored schedule (a re-send). */
@@ -269,7 +271,7 @@ export class Engine {
    * past catchUp is dropped instead. Returns how many due turns were read.
    */
   async #take(now: number, limit: number): Promise<number> {
-    const drops = new Map<string, { version: number; scheduledFor: number; late: number }>();
+    const drops = new Map<string, { version: number; scheduledFor: number; late: number; pending: boolean }>();
     const flights = new Map<string, Flight>();
     const { rows, won } = await this.#retried('taking due turns', () => takeDueTurns(this.o.store, { buckets: this.o.buckets, now, limit, leaseUntil: now + LEASE_MS }, (due) => {
       drops.clear();
@@ -278,9 +280,11 @@ export class Engine {
         const request = s.runRequest;
         const pending = request ? null : (s.pendingTurn as unknown as PendingTurn | null);
         const scheduledFor = pending?.scheduledFor ?? s.nextRunAt;
-        const late = now - scheduledFor;
-        if (!request && !pending && s.catchUpS > 0 && late > s.catchUpS * 1000) {
-          drops.set(s.id, { version: s.version, scheduledFor, late });
+        // A retry is bounded by its turn's due time, as when it was armed (judge); a deferred turn
+        // by the moment the service put it off to, as any turn by its own due time.
+        const late = now - (pending?.kind === 'retry' ? pending.scheduledFor : s.nextRunAt);
+        if (!request && s.catchUpS > 0 && late > s.catchUpS * 1000) {
+          drops.set(s.id, { version: s.version, scheduledFor, late, pending: pending !== null });
           continue;
         }
         flights.set(s.id, {
@@ -305,6 +309,7 @@ export class Engine {
       await this.#batch([...drops.keys()], now, (s, tx) => {
         const d = drops.get(s.id)!;
         if (s.version !== d.version || s.inFlight) return null;
+        if (d.pending) return this.#letGoIn(s, runsOf(tx), `it came round ${Math.round(d.late / 1000)} s late, past catchUp (${s.catchUpS} s)`, now);
         const f: Flight = { runId: `run_${newId()}`, attempt: 0, phase: 'calling', startedAt: now, scheduledFor: d.scheduledFor, node: this.o.node, leaseUntil: now, replayOf: null };
         return this.#closeIn(s, runsOf(tx), f, {
           state: 'dropped', status: null, detail: `The turn due at ${new Date(d.scheduledFor).toISOString()} came round ${Math.round(d.late / 1000)} s late, past catchUp (${s.catchUpS} s); nothing was sent.`,
@@ -397,9 +402,11 @@ export class Engine {
     const verdict = judge(o.status, { attempt: flight.attempt, scheduledFor: flight.scheduledFor, catchUpS: s.catchUpS }, now, o.retryAfterS);
     // The 202 behind an early report changes nothing: the report already accepted or closed the run.
     if (reported && verdict.kind === 'accepted') return null;
-    if (verdict.kind === 'retry' && reported) {
-      // Another attempt would run the work twice once the service said it runs it.
-      return this.#closeIn(s, addRun, flight, { state: 'failed', status: o.status, detail: `${o.detail} (the service had reported this run running, so it is not tried again.)` }, now, true);
+    if (verdict.kind === 'retry' && (reported || s.paused)) {
+      // Another attempt would run the work twice once the service said it runs it; a paused
+      // schedule owes nothing until resumed, and then its cadence governs.
+      const why = reported ? 'the service had reported this run running, so it is not tried again' : 'the schedule is paused, so it is not tried again';
+      return this.#closeIn(s, addRun, flight, { state: 'failed', status: o.status, detail: `${o.detail} (${why}.)` }, now, true);
     }
     switch (verdict.kind) {
       case 'accepted':
@@ -439,6 +446,40 @@ export class Engine {
     }
     const deferMs = report.state === 'failed' && report.retryInMs !== undefined ? clampDeferral(report.retryInMs) : undefined;
     return this.#closeIn(s, runsOf(tx), flight, { state: report.state, status: 202, detail: report.detail ?? (report.state === 'done' ? 'Accepted, then reported done.' : 'Accepted, then reported failed.') }, now, true, deferMs);
+  }
+
+  /**
+   * Lets a schedule's pending turn (a retry's next attempt, or a deferred turn) go, inside the
+   * caller's transaction, so that the schedule's cadence or a run now governs what goes out next.
+   * The turn gets its history row: a retry ends failed on its last attempt's answer, a deferred
+   * turn is dropped. `why` finishes the sentence of that row. Returns the feed event for after the
+   * commit, or null when nothing was pending.
+   */
+  letGo(s: Schedule, tx: EntityManager, why: string): FeedEvent | null {
+    return this.#letGoIn(s, runsOf(tx), why, this.o.clock.now());
+  }
+
+  #letGoIn(s: OutcomeRow, addRun: (row: RunRow) => void, why: string, now: number): FeedEvent | null {
+    const pending = s.pendingTurn as unknown as PendingTurn | null;
+    if (!pending) return null;
+    const last = pending.attempts.at(-1);
+    if (pending.kind === 'retry' && last) {
+      const f: Flight = {
+        runId: last.runId, attempt: last.attempt, phase: 'calling', startedAt: now, scheduledFor: pending.scheduledFor,
+        node: this.o.node, leaseUntil: now, replayOf: pending.ofRun,
+      };
+      return this.#closeIn(s, addRun, f, {
+        state: 'failed', status: last.status, made: pending.attempts,
+        detail: `${last.detail} Attempt ${pending.attempt} was not sent: ${why}.`,
+      }, now, false);
+    }
+    const f: Flight = {
+      runId: `run_${newId()}`, attempt: 0, phase: 'calling', startedAt: now, scheduledFor: pending.scheduledFor,
+      node: this.o.node, leaseUntil: now, replayOf: pending.ofRun, cause: 'deferred',
+    };
+    return this.#closeIn(s, addRun, f, {
+      state: 'dropped', status: null, detail: `The turn put off by ${pending.ofRun ?? 'the service'} was let go: ${why}; nothing was sent.`,
+    }, now, false);
   }
 
   /** Publishes a feed event from a transaction the actor committed. */
@@ -483,25 +524,31 @@ export class Engine {
 
   record(scheduleId: string, f: Flight, end: Ending, now: number) {
     const earlier = f.attempts ?? [];
+    const attempts = end.made
+      ? (end.made.length > 1 ? end.made : null)
+      : earlier.length === 0 ? null : [...earlier, { attempt: f.attempt, runId: f.runId, status: end.status, detail: end.detail.slice(0, 500), endedAt: Math.floor(now / 1000) }];
     return {
       id: historyId(), scheduleId, runId: f.runId, attempt: f.attempt, node: f.node,
-      scheduledFor: f.scheduledFor, startedAt: f.attempt === 0 ? null : f.startedAt, endedAt: now,
+      scheduledFor: f.scheduledFor, startedAt: f.attempt === 0 || end.made ? null : f.startedAt, endedAt: now,
       state: end.state, status: end.status, detail: end.detail.slice(0, 2000),
-      cause: f.cause ?? (f.replayOf ? 'replay' : null), ofRun: f.replayOf,
-      attempts: earlier.length === 0 ? null : [...earlier, { attempt: f.attempt, runId: f.runId, status: end.status, detail: end.detail.slice(0, 500), endedAt: Math.floor(now / 1000) }],
+      cause: f.cause ?? (f.replayOf ? 'replay' : null), ofRun: f.replayOf, attempts,
     };
   }
 
   /**
    * Ends a turn inside the caller's transaction: the history row, the schedule's last run, the
-   * deferral count, and the next turn (the cadence, or the deferred turn after `deferMs`; a fifth
-   * deferral in a row lets the turn go). Returns the feed event for after the commit.
+   * deferral count, and the next turn (the cadence, or the deferred turn after the delay `asked`;
+   * a fifth deferral in a row, or a paused schedule, lets the turn go). Returns the feed event for
+   * after the commit.
    */
-  #closeIn(s: OutcomeRow, addRun: (row: RunRow) => void, f: Flight, end: Ending, now: number, ran: boolean, deferMs?: number): FeedEvent {
+  #closeIn(s: OutcomeRow, addRun: (row: RunRow) => void, f: Flight, end: Ending, now: number, ran: boolean, asked?: number): FeedEvent {
     const row = this.record(s.id, f, end, now);
     s.inFlight = null;
     s.leaseUntil = null;
     s.pendingTurn = null;
+    // A paused schedule owes nothing: on resume its cadence governs, not a turn put off meanwhile.
+    const deferMs = s.paused ? undefined : asked;
+    if (asked !== undefined && s.paused) row.detail = `${row.detail} The schedule is paused: the turn is not put off.`.slice(0, 2000);
     s.finished = s.at != null && !s.runRequest && deferMs === undefined;
     if (deferMs !== undefined && s.deferrals + 1 < MAX_DEFERRALS) {
       s.deferrals += 1;
