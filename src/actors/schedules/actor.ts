@@ -1,6 +1,7 @@
 /** SchedulesActor, worker side: the schedule resource and its history. */
 import { runActor } from '../../workers/actor-runtime.ts';
 import { openStore } from '../../store/orm.ts';
+import { LockMode } from '@mikro-orm/core';
 import { Schedule, ScheduleRun, Token } from '../../store/entities.ts';
 import { GatewayError, invalidField } from '../../http/errors.ts';
 import { newId } from '../../core/secrets.ts';
@@ -53,13 +54,16 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
   };
   const changed = (schedule: ScheduleRecord) => feed.publish({ type: 'schedule.changed', schedule });
   /** One schedule within the caller's perimeter; another token's schedule does not exist for it. */
-  const find = async (em: ReturnType<typeof store.em>, id: string, owner: Owner) =>
-    em.findOne(Schedule, owner === null ? { id } : { id, tokenId: owner });
+  const find = async (em: ReturnType<typeof store.em>, id: string, owner: Owner, options: { lockMode?: LockMode.PESSIMISTIC_WRITE } = {}) =>
+    em.findOne(Schedule, owner === null ? { id } : { id, tokenId: owner }, options);
 
+  // On PostgreSQL the row stays locked until the change commits: an outcome the engine writes
+  // meanwhile (FOR UPDATE too) waits for it, instead of one of them writing over the other.
+  const lock = store.driver === 'postgresql' ? { lockMode: LockMode.PESSIMISTIC_WRITE as const } : {};
   /** Loads, changes and saves one schedule in a transaction; null when it is not the caller's. */
   const change = async (id: string, owner: Owner, fn: (s: Schedule, tx: ReturnType<typeof store.em>) => void) => {
     return retryBusy(() => store.em().transactional(async (tx) => {
-      const s = await find(tx, id, owner);
+      const s = await find(tx, id, owner, lock);
       if (!s) return null;
       fn(s, tx);
       s.version += 1;
@@ -82,6 +86,16 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
     const out = await p;
     if (out?.nextRunAt != null) engine.consider(out.nextRunAt * 1000);
     return out;
+  };
+  /**
+   * A change that may end a turn (a pending retry or deferral let go, a report that closes the
+   * run): its run record reaches the feed once the change is committed.
+   */
+  const ending = async (id: string, owner: Owner, fn: (s: Schedule, tx: ReturnType<typeof store.em>) => FeedEvent | null) => {
+    let event: FeedEvent | null = null;
+    const record = await change(id, owner, (s, tx) => { event = fn(s, tx); });
+    if (record && event) engine.publish(event);
+    return record;
   };
 
   const sweeper = new Sweeper({ store, clock: ctx.clock, log: ctx.log, publish: (e) => feed.publish(e) });
@@ -131,12 +145,15 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
         });
         return { items: page.items.map(scheduleRecord), next: page.next };
       },
-      // PUT replaces every writable field; id, history and the paused state stay.
-      'schedule.replace': ({ id, owner, input }) => thenConsider(change(id, owner, (s) => {
+      // PUT replaces every writable field; id, history and the paused state stay. A retry or
+      // deferral owed under the old fields is let go: the new cadence governs.
+      'schedule.replace': ({ id, owner, input }) => thenConsider(ending(id, owner, (s, tx) => {
+        const ended = engine.letGo(s, tx, 'the schedule was replaced');
         Object.assign(s, fields(input));
         s.finished = false;
         s.deferrals = 0;
         rearm(s);
+        return ended;
       })),
       'schedule.delete': async ({ id, owner }) => {
         const deleted = await store.em().transactional(async (tx) => {
@@ -150,9 +167,12 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
         if (deleted) feed.publish({ type: 'schedule.deleted', scheduleId: id });
         return deleted;
       },
-      'schedule.pause': ({ id, owner }) => change(id, owner, (s) => {
+      // A pending retry or deferral is let go with a history row saying so; resume arms the cadence.
+      'schedule.pause': ({ id, owner }) => ending(id, owner, (s, tx) => {
+        const ended = engine.letGo(s, tx, 'the schedule was paused');
         s.paused = true;
         rearm(s);
+        return ended;
       }),
       'schedule.resume': ({ id, owner }) => thenConsider(change(id, owner, (s) => {
         refuseStopped(s);
@@ -165,13 +185,16 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
           if (!run) throw invalidField('replayOf', `replayOf "${replayOf}" is not a turn in this schedule's history.`);
           if (run.state === 'done') throw invalidField('replayOf', `The turn ${replayOf} ended done; only a failed, lost or dropped turn is replayed.`);
         }
-        return thenWake(change(id, owner, (s) => {
+        return thenWake(ending(id, owner, (s, tx) => {
           refuseStopped(s);
           if (s.inFlight) throw new GatewayError('in-flight', `Run ${(s.inFlight as { runId: string }).runId} of this schedule is in flight; run now and replay wait until it has finished.`);
+          // The run takes the place of a retry or deferral owed: that turn ends in the history.
+          const ended = engine.letGo(s, tx, replayOf === null ? 'run now took its place' : `the replay of ${replayOf} took its place`);
           // The engine takes the request at its next look; the turn is brought forward to now.
           s.runRequest = { at: now(), replayOf, by };
           s.nextRunAt = now();
           s.finished = false;
+          return ended;
         }));
       },
       'schedule.runs': async ({ id, owner, limit, after }) => {
@@ -186,21 +209,15 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
         });
         return { items: page.items.map(runRecord), next: page.next };
       },
-      'schedule.report': async ({ id, owner, report }) => {
-        let event: FeedEvent | undefined;
-        const record = await thenWake(change(id, owner, (s, tx) => {
-          const flight = s.inFlight as unknown as Flight | null;
-          if (!flight || flight.runId !== report.run) {
-            throw new GatewayError('not-found', `No run ${report.run} of this schedule is in flight.`);
-          }
-          if (flight.phase !== 'accepted') {
-            throw new GatewayError('in-flight', `Run ${report.run} has not been accepted (202) yet; report once the service has answered.`);
-          }
-          event = engine.report(s, flight, report, tx);
-        }));
-        if (event) engine.publish(event);
-        return record;
-      },
+      // A report may come before the 202 that accepts the run (the service reports from inside its
+      // request handler): naming the run in flight proves the service took the work.
+      'schedule.report': ({ id, owner, report }) => thenWake(ending(id, owner, (s, tx) => {
+        const flight = s.inFlight as unknown as Flight | null;
+        if (!flight || flight.runId !== report.run) {
+          throw new GatewayError('not-found', `No run ${report.run} of this schedule is in flight.`);
+        }
+        return engine.report(s, flight, report, tx);
+      })),
       'tokens.revoked': async ({ ids }) => {
         const em = store.em();
         const alive = new Set((await em.find(Token, { id: { $in: [...ids] }, revokedAt: null }, { fields: ['id'] })).map((t) => t.id));
@@ -210,14 +227,15 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
         const rows = await em.find(Schedule, { tokenId: { $in: gone }, stopped: null });
         let stopped = 0;
         for (const row of rows) {
-          await change(row.id, null, (s) => {
-            if (s.stopped != null) return;
+          await ending(row.id, null, (s, tx) => {
+            if (s.stopped != null) return null;
+            // A retry or deferral owed ends in the history; a run in flight finishes, arming nothing.
+            const ended = engine.letGo(s, tx, 'the token that wrote the schedule was revoked');
             s.stopped = 'token-revoked';
-            s.pendingTurn = null;
             s.runRequest = null;
-            // A run in flight finishes; its close arms nothing.
             s.nextRunAt = null;
             stopped += 1;
+            return ended;
           });
         }
         if (stopped > 0) ctx.log.info('schedules stopped: the token that wrote them was revoked', { count: stopped, tokens: gone.join(',') });

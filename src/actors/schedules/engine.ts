@@ -73,6 +73,8 @@ interface Ending {
   readonly state: string;
   readonly status: number | null;
   readonly detail: string;
+  /** Every attempt of a turn that ends with none going out (a retry let go): they are its history. */
+  readonly made?: readonly Attempt[];
 }
 
 /** What a call is made from: a due turn as read, or a stored schedule (a re-send). */
@@ -286,7 +288,7 @@ export class Engine {
    * past catchUp is dropped instead. Returns how many due turns were read.
    */
   async #take(now: number, limit: number): Promise<number> {
-    const drops = new Map<string, { version: number; scheduledFor: number; late: number }>();
+    const drops = new Map<string, { version: number; scheduledFor: number; late: number; pending: boolean }>();
     const flights = new Map<string, Flight>();
     const { rows, won } = await this.#retried('taking due turns', () => takeDueTurns(this.o.store, { buckets: this.o.buckets, now, limit, leaseUntil: now + LEASE_MS }, (due) => {
       drops.clear();
@@ -295,9 +297,11 @@ export class Engine {
         const request = s.runRequest;
         const pending = request ? null : (s.pendingTurn as unknown as PendingTurn | null);
         const scheduledFor = pending?.scheduledFor ?? s.nextRunAt;
-        const late = now - scheduledFor;
-        if (!request && !pending && s.catchUpS > 0 && late > s.catchUpS * 1000) {
-          drops.set(s.id, { version: s.version, scheduledFor, late });
+        // A retry is bounded by its turn's due time, as when it was armed (judge); a deferred turn
+        // by the moment the service put it off to, as any turn by its own due time.
+        const late = now - (pending?.kind === 'retry' ? pending.scheduledFor : s.nextRunAt);
+        if (!request && s.catchUpS > 0 && late > s.catchUpS * 1000) {
+          drops.set(s.id, { version: s.version, scheduledFor, late, pending: pending !== null });
           continue;
         }
         flights.set(s.id, {
@@ -322,6 +326,7 @@ export class Engine {
       await this.#batch([...drops.keys()], now, (s, tx) => {
         const d = drops.get(s.id)!;
         if (s.version !== d.version || s.inFlight) return null;
+        if (d.pending) return this.#letGoIn(s, runsOf(tx), `it came round ${Math.round(d.late / 1000)} s late, past catchUp (${s.catchUpS} s)`, now);
         const f: Flight = { runId: `run_${newId()}`, attempt: 0, phase: 'calling', startedAt: now, scheduledFor: d.scheduledFor, node: this.o.node, leaseUntil: now, replayOf: null };
         return this.#closeIn(s, runsOf(tx), f, {
           state: 'dropped', status: null, detail: `The turn due at ${new Date(d.scheduledFor).toISOString()} came round ${Math.round(d.late / 1000)} s late, past catchUp (${s.catchUpS} s); nothing was sent.`,
@@ -348,20 +353,21 @@ export class Engine {
     };
   }
 
-  /** `${name}` / `$name` from the organisation's vault, else the application's; unknown names stay. */
+  /**
+   * `${name}` / `$name` from one scope: the organisation's vault when the schedule has one, else
+   * the application's (spec 1.1 rule 27). An organisation's schedule never reads the application's
+   * values, so nothing of one tenant's calls comes from outside its scope; unknown names stay.
+   */
   async #resolveHeaders(s: CallSource): Promise<Record<string, string>> {
     const names = [...new Set(Object.values(s.headers).flatMap(referencedNames))];
     if (names.length === 0) return s.headers;
-    const scopes = s.organisation ? [vaultScope(s.organisation), vaultScope(null)] : [vaultScope(null)];
-    const rows = await this.o.store.em().find(VaultEntry, { scope: { $in: scopes }, name: { $in: names } });
+    const rows = await this.o.store.em().find(VaultEntry, { scope: vaultScope(s.organisation ?? null), name: { $in: names } });
     const values = new Map<string, string>();
-    for (const scope of [...scopes].reverse()) {
-      for (const r of rows.filter((x) => x.scope === scope)) {
-        try {
-          values.set(r.name, unseal(this.o.masterKey, r.id, r.sealed));
-        } catch (err) {
-          this.o.log.error('a vault value named by a schedule cannot be unsealed on this node', { schedule: s.id, name: r.name, reason: (err as Error).message });
-        }
+    for (const r of rows) {
+      try {
+        values.set(r.name, unseal(this.o.masterKey, r.id, r.sealed));
+      } catch (err) {
+        this.o.log.error('a vault value named by a schedule cannot be unsealed on this node', { schedule: s.id, name: r.name, reason: (err as Error).message });
       }
     }
     return Object.fromEntries(Object.entries(s.headers).map(([k, v]) => [k, resolveReferences(v, (n) => values.get(n))]));
@@ -459,7 +465,17 @@ export class Engine {
       s.stopped = 'token-revoked';
       return this.#closeIn(s, addRun, flight, { state: 'failed', status: o.status, detail: o.detail }, now, true);
     }
+    // Accepted already: the service reported on the run before its answer reached us.
+    const reported = flight.phase === 'accepted';
     const verdict = judge(o.status, { attempt: flight.attempt, scheduledFor: flight.scheduledFor, catchUpS: s.catchUpS }, now, o.retryAfterS);
+    // The 202 behind an early report changes nothing: the report already accepted or closed the run.
+    if (reported && verdict.kind === 'accepted') return null;
+    if (verdict.kind === 'retry' && (reported || s.paused)) {
+      // Another attempt would run the work twice once the service said it runs it; a paused
+      // schedule owes nothing until resumed, and then its cadence governs.
+      const why = reported ? 'the service had reported this run running, so it is not tried again' : 'the schedule is paused, so it is not tried again';
+      return this.#closeIn(s, addRun, flight, { state: 'failed', status: o.status, detail: `${o.detail} (${why}.)` }, now, true);
+    }
     switch (verdict.kind) {
       case 'accepted':
         s.inFlight = { ...flight, phase: 'accepted', leaseUntil: now + LEASE_MS } as unknown as Record<string, unknown>;
@@ -483,19 +499,55 @@ export class Engine {
   }
 
   /**
-   * A report on an accepted run: running renews the lease, done and failed close it. Changes `s`
-   * in the caller's transaction (adding the history row when the run closed) and returns the feed
-   * event to publish once that transaction is committed.
+   * A report on the run in flight: running renews the lease, done and failed close it. A report
+   * that comes before the 202 (the service reports from inside its request handler) is proof the
+   * service took the work: the run is accepted then and there, and the 202 that follows changes
+   * nothing (#outcomeIn). Changes `s` in the caller's transaction (adding the history row when
+   * the run closed) and returns the feed event to publish once that transaction is committed.
    */
   report(s: Schedule, flight: Flight, report: RunReport, tx: EntityManager): FeedEvent {
     const now = this.o.clock.now();
     if (report.state === 'running') {
-      s.inFlight = { ...flight, leaseUntil: now + LEASE_MS, progress: report.progress ?? null, detail: report.detail ?? null } as unknown as Record<string, unknown>;
+      s.inFlight = { ...flight, phase: 'accepted', leaseUntil: now + LEASE_MS, progress: report.progress ?? null, detail: report.detail ?? null } as unknown as Record<string, unknown>;
       s.leaseUntil = now + LEASE_MS;
       return { type: 'run.advanced', scheduleId: s.id, runId: flight.runId, attempt: flight.attempt, phase: 'accepted', progress: report.progress ?? null, detail: report.detail ?? null };
     }
     const deferMs = report.state === 'failed' && report.retryInMs !== undefined ? clampDeferral(report.retryInMs) : undefined;
     return this.#closeIn(s, runsOf(tx), flight, { state: report.state, status: 202, detail: report.detail ?? (report.state === 'done' ? 'Accepted, then reported done.' : 'Accepted, then reported failed.') }, now, true, deferMs);
+  }
+
+  /**
+   * Lets a schedule's pending turn (a retry's next attempt, or a deferred turn) go, inside the
+   * caller's transaction, so that the schedule's cadence or a run now governs what goes out next.
+   * The turn gets its history row: a retry ends failed on its last attempt's answer, a deferred
+   * turn is dropped. `why` finishes the sentence of that row. Returns the feed event for after the
+   * commit, or null when nothing was pending.
+   */
+  letGo(s: Schedule, tx: EntityManager, why: string): FeedEvent | null {
+    return this.#letGoIn(s, runsOf(tx), why, this.o.clock.now());
+  }
+
+  #letGoIn(s: OutcomeRow, addRun: (row: RunRow) => void, why: string, now: number): FeedEvent | null {
+    const pending = s.pendingTurn as unknown as PendingTurn | null;
+    if (!pending) return null;
+    const last = pending.attempts.at(-1);
+    if (pending.kind === 'retry' && last) {
+      const f: Flight = {
+        runId: last.runId, attempt: last.attempt, phase: 'calling', startedAt: now, scheduledFor: pending.scheduledFor,
+        node: this.o.node, leaseUntil: now, replayOf: pending.ofRun,
+      };
+      return this.#closeIn(s, addRun, f, {
+        state: 'failed', status: last.status, made: pending.attempts,
+        detail: `${last.detail} Attempt ${pending.attempt} was not sent: ${why}.`,
+      }, now, false);
+    }
+    const f: Flight = {
+      runId: `run_${newId()}`, attempt: 0, phase: 'calling', startedAt: now, scheduledFor: pending.scheduledFor,
+      node: this.o.node, leaseUntil: now, replayOf: pending.ofRun, cause: 'deferred',
+    };
+    return this.#closeIn(s, addRun, f, {
+      state: 'dropped', status: null, detail: `The turn put off by ${pending.ofRun ?? 'the service'} was let go: ${why}; nothing was sent.`,
+    }, now, false);
   }
 
   /** Publishes a feed event from a transaction the actor committed. */
@@ -541,25 +593,31 @@ export class Engine {
 
   record(scheduleId: string, f: Flight, end: Ending, now: number) {
     const earlier = f.attempts ?? [];
+    const attempts = end.made
+      ? (end.made.length > 1 ? end.made : null)
+      : earlier.length === 0 ? null : [...earlier, { attempt: f.attempt, runId: f.runId, status: end.status, detail: end.detail.slice(0, 500), endedAt: Math.floor(now / 1000) }];
     return {
       id: historyId(), scheduleId, runId: f.runId, attempt: f.attempt, node: f.node,
-      scheduledFor: f.scheduledFor, startedAt: f.attempt === 0 ? null : f.startedAt, endedAt: now,
+      scheduledFor: f.scheduledFor, startedAt: f.attempt === 0 || end.made ? null : f.startedAt, endedAt: now,
       state: end.state, status: end.status, detail: end.detail.slice(0, 2000),
-      cause: f.cause ?? (f.replayOf ? 'replay' : null), ofRun: f.replayOf,
-      attempts: earlier.length === 0 ? null : [...earlier, { attempt: f.attempt, runId: f.runId, status: end.status, detail: end.detail.slice(0, 500), endedAt: Math.floor(now / 1000) }],
+      cause: f.cause ?? (f.replayOf ? 'replay' : null), ofRun: f.replayOf, attempts,
     };
   }
 
   /**
    * Ends a turn inside the caller's transaction: the history row, the schedule's last run, the
-   * deferral count, and the next turn (the cadence, or the deferred turn after `deferMs`; a fifth
-   * deferral in a row lets the turn go). Returns the feed event for after the commit.
+   * deferral count, and the next turn (the cadence, or the deferred turn after the delay `asked`;
+   * a fifth deferral in a row, or a paused schedule, lets the turn go). Returns the feed event for
+   * after the commit.
    */
-  #closeIn(s: OutcomeRow, addRun: (row: RunRow) => void, f: Flight, end: Ending, now: number, ran: boolean, deferMs?: number): FeedEvent {
+  #closeIn(s: OutcomeRow, addRun: (row: RunRow) => void, f: Flight, end: Ending, now: number, ran: boolean, asked?: number): FeedEvent {
     const row = this.record(s.id, f, end, now);
     s.inFlight = null;
     s.leaseUntil = null;
     s.pendingTurn = null;
+    // A paused schedule owes nothing: on resume its cadence governs, not a turn put off meanwhile.
+    const deferMs = s.paused ? undefined : asked;
+    if (asked !== undefined && s.paused) row.detail = `${row.detail} The schedule is paused: the turn is not put off.`.slice(0, 2000);
     s.finished = s.at != null && !s.runRequest && deferMs === undefined;
     if (deferMs !== undefined && s.deferrals + 1 < MAX_DEFERRALS) {
       s.deferrals += 1;

@@ -1,0 +1,367 @@
+/**
+ * Where the engine strayed from spec 1.1 and table 3.1: a report that reaches the gateway before
+ * the 202 it goes with (rule 13), the vault scope of an organisation's schedule (rule 27), and a
+ * retry or deferral owed when the turn may no longer go out (rules 16, 17, 24) or when pause,
+ * replace and run now take over.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { signInAdmin, type Admin } from '../helpers/admin.ts';
+import { call, type Answer } from '../helpers/http.ts';
+import { advanceClock, internalWith } from '../helpers/scheduler.ts';
+import { startUpstream, type Upstream, type Received } from '../helpers/upstream.ts';
+
+type Json = Record<string, any>;
+
+let t: TestGateway;
+let root: Admin;
+let up: Upstream;
+let token: string;
+
+before(async () => {
+  t = await startTestGateway({ GATEWAY_CLOCK: 'manual' });
+  up = await startUpstream();
+  root = await signInAdmin(t.url('control'));
+  await root.put('/api/routes/jobs', { upstream: `${up.origin}/svc`, paths: ['/jobs'] });
+  await root.put('/api/organisations/acme', { name: 'Acme' });
+  token = (await root.post('/api/tokens', { name: 'jobs-svc', kind: 'schedules', routes: ['jobs'], roles: [] })).json.token;
+});
+after(async () => {
+  await t?.close();
+  await up?.close();
+});
+
+const internal = internalWith(() => t.url('internal'), () => token);
+const advance = (by: string) => advanceClock(t.url('control'), by);
+const pause = () => new Promise((res) => setTimeout(res, 25));
+
+/** The run records of an answer (an array, or `{runs}`). */
+const recordsOf = (a: Answer): Json[] => (Array.isArray(a.json) ? a.json : a.json.runs) as Json[];
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
+  for (let i = 0; i < 300; i++) {
+    const got = await probe();
+    if (got !== undefined) return got;
+    await pause();
+  }
+  assert.fail(`timed out waiting for ${what}`);
+}
+
+/** The schedule's history once it holds `count` records, newest first. */
+const runs = (id: string, count: number, via = internal) => until(`${count} run(s) of ${id}`, async () => {
+  const r = recordsOf(await via('GET', `/api/schedules/${id}/runs`));
+  return r.length >= count ? r : undefined;
+});
+
+const schedule = async (id: string, via = internal): Promise<Json> => (await via('GET', `/api/schedules/${id}`)).json;
+
+/** Waits until nothing is in flight and the next turn (a retry, a deferral) lies ahead. */
+const armed = (id: string, via = internal, control = () => t.url('control')) => until(`${id} armed`, async () => {
+  const now = (await call(`${control()}/__clock`)).json.now as number;
+  const s = await schedule(id, via);
+  return s.inFlight === null && s.runRequested === null && s.nextRunAt !== null && s.nextRunAt * 1000 > now ? s : undefined;
+});
+
+const receivedAt = (n: number, service = up): Promise<Received> =>
+  until(`${n} request(s) at the service`, async () => service.requests[n - 1]);
+
+const create = async (body: Json, via = internal): Promise<Json> => {
+  const a = await via('POST', '/api/schedules', { routeId: 'jobs', roles: [], ...body });
+  assert.equal(a.status, 201, a.text);
+  return a.json;
+};
+
+const runNow = async (id: string, via = internal): Promise<void> => {
+  const a = await via('POST', `/api/schedules/${id}/run`);
+  assert.equal(a.status, 202, a.text);
+};
+
+/** A service that reports on its run from inside its request handler, then answers. */
+function reportingService(report: (r: Received) => Json, status: number, patches: Answer[]) {
+  up.handle(async (_req, res, r) => {
+    const id = String(r.headers['gateway-job']);
+    patches.push(await internal('PATCH', `/api/schedules/${id}/run`, { run: r.headers['gateway-job-run'], ...report(r) }));
+    res.writeHead(status, { 'content-type': 'text/plain' });
+    res.end(status === 202 ? '' : 'answered after the report');
+  });
+}
+
+test('a report sent from inside the request handler, before the 202, closes the run as reported', async () => {
+  const patches: Answer[] = [];
+  reportingService(() => ({ state: 'done', detail: '42 rows' }), 202, patches);
+  const sent = up.requests.length;
+  const s = await create({ path: '/jobs/fast', every: 'PT1H' });
+  await runNow(s.id);
+  const [run] = await runs(s.id, 1);
+  assert.equal(patches.length, 1);
+  assert.equal(patches[0]!.status, 200, patches[0]!.text);
+  assert.equal(run!.state, 'done');
+  assert.equal(run!.detail, '42 rows');
+  assert.equal(run!.runId, up.requests[sent]!.headers['gateway-job-run']);
+  // The 202 that follows neither reopens the run nor leaves a lease to lose it.
+  await until('the 202 written', async () => ((await schedule(s.id)).inFlight === null ? true : undefined));
+  await advance('PT6M');
+  const history = recordsOf(await internal('GET', `/api/schedules/${s.id}/runs`));
+  assert.deepEqual(history.map((h) => h.state), ['done']);
+
+  // failed, the same way.
+  patches.length = 0;
+  reportingService(() => ({ state: 'failed', detail: 'ledger locked' }), 202, patches);
+  const f = await create({ path: '/jobs/fast-fail', every: 'PT1H' });
+  await runNow(f.id);
+  const [failed] = await runs(f.id, 1);
+  assert.equal(patches[0]!.status, 200, patches[0]!.text);
+  assert.equal(failed!.state, 'failed');
+  assert.equal(failed!.detail, 'ledger locked');
+  await internal('DELETE', `/api/schedules/${s.id}`);
+  await internal('DELETE', `/api/schedules/${f.id}`);
+});
+
+test('an early running report accepts the run; the 202 after it changes nothing; a later report closes it', async () => {
+  const patches: Answer[] = [];
+  reportingService(() => ({ state: 'running', progress: 10, detail: 'started' }), 202, patches);
+  const s = await create({ path: '/jobs/long', every: 'PT1H' });
+  await runNow(s.id);
+  await until('the early report', async () => (patches.length === 1 ? true : undefined));
+  assert.equal(patches[0]!.status, 200, patches[0]!.text);
+  assert.equal(patches[0]!.json.inFlight.phase, 'accepted');
+  const runId = patches[0]!.json.inFlight.runId as string;
+  // Four minutes on, the lease the report renewed still holds, 202 or not.
+  await advance('PT4M');
+  const open = await schedule(s.id);
+  assert.equal(open.inFlight?.phase, 'accepted');
+  const done = await internal('PATCH', `/api/schedules/${s.id}/run`, { run: runId, state: 'done', detail: 'all rows' });
+  assert.equal(done.status, 200, done.text);
+  const [run] = await runs(s.id, 1);
+  assert.equal(run!.state, 'done');
+  assert.equal(run!.detail, 'all rows');
+  await internal('DELETE', `/api/schedules/${s.id}`);
+});
+
+test('a non-202 answer after an early running report closes the run on that answer, never tried again', async () => {
+  const patches: Answer[] = [];
+  reportingService(() => ({ state: 'running' }), 503, patches);
+  const sent = up.requests.length;
+  const s = await create({ path: '/jobs/busy', every: 'PT1H' });
+  await runNow(s.id);
+  const [run] = await runs(s.id, 1);
+  assert.equal(patches[0]!.status, 200, patches[0]!.text);
+  assert.equal(run!.state, 'failed');
+  assert.equal(run!.status, 503);
+  assert.match(run!.detail, /^503 Service Unavailable: answered after the report \(the service had reported this run running, so it is not tried again\.\)$/);
+  await advance('PT2M');
+  assert.equal(up.requests.length, sent + 1, 'no second attempt');
+
+  reportingService(() => ({ state: 'running' }), 200, patches);
+  const ok = await create({ path: '/jobs/sync', every: 'PT1H' });
+  await runNow(ok.id);
+  const [done] = await runs(ok.id, 1);
+  assert.equal(patches[1]!.status, 200, patches[1]!.text);
+  assert.equal(done!.state, 'done');
+  assert.equal(done!.status, 200);
+  await internal('DELETE', `/api/schedules/${s.id}`);
+  await internal('DELETE', `/api/schedules/${ok.id}`);
+});
+
+test('an organisation\'s schedule resolves vault references in that organisation\'s scope only', async () => {
+  up.handle(undefined);
+  await root.put('/api/vault/api_key', { value: 'app-value' });
+  await root.put('/api/vault/app_only', { value: 'app-only-value' });
+  await root.put('/api/organisations/acme/vault/api_key', { value: 'acme-value' });
+  const headers = { 'X-Key': '${api_key}', 'X-Other': '$app_only' };
+  const org = await create({ path: '/jobs/org', every: 'PT1H', organisation: 'acme', headers });
+  const app = await create({ path: '/jobs/app', every: 'PT1H', headers });
+  const sent = up.requests.length;
+  await runNow(org.id);
+  const fromOrg = await receivedAt(sent + 1);
+  await runs(org.id, 1);
+  await runNow(app.id);
+  const fromApp = await receivedAt(sent + 2);
+  assert.equal(fromOrg.url, '/svc/jobs/org');
+  assert.equal(fromOrg.headers['x-key'], 'acme-value', 'the organisation\'s value');
+  assert.equal(fromOrg.headers['x-other'], '$app_only', 'a name only the application has goes out verbatim');
+  assert.equal(fromApp.url, '/svc/jobs/app');
+  assert.equal(fromApp.headers['x-key'], 'app-value', 'no organisation: the application\'s value');
+  assert.equal(fromApp.headers['x-other'], 'app-only-value');
+  await runs(app.id, 1);
+  await internal('DELETE', `/api/schedules/${org.id}`);
+  await internal('DELETE', `/api/schedules/${app.id}`);
+});
+
+/** A schedule whose first call answered `status` and whose retry or deferral is now owed. */
+async function owing(path: string, status: number, extra: Json = {}): Promise<Json> {
+  up.handle((_req, res) => { res.writeHead(status, status === 424 ? { 'retry-after': '120' } : {}); res.end('not now'); });
+  const s = await create({ path, every: 'PT1H', ...extra });
+  await runNow(s.id);
+  await armed(s.id);
+  up.handle(undefined);
+  return s;
+}
+
+test('pause during a retry wait ends the turn failed with a sentence; resume arms the cadence, attempt 1', async () => {
+  const sent = up.requests.length;
+  const s = await owing('/jobs/pause-retry', 503);
+  const paused = await internal('POST', `/api/schedules/${s.id}/pause`);
+  assert.equal(paused.status, 200, paused.text);
+  assert.equal(paused.json.nextRunAt, null);
+  const [run] = await runs(s.id, 1);
+  assert.equal(run!.state, 'failed');
+  assert.equal(run!.status, 503);
+  assert.equal(run!.attempt, 1);
+  assert.equal(run!.runId, up.requests[sent]!.headers['gateway-job-run']);
+  assert.match(run!.detail, /Attempt 2 was not sent: the schedule was paused\.$/);
+  const resumed = (await internal('POST', `/api/schedules/${s.id}/resume`)).json;
+  assert.equal(resumed.nextRunAt, run!.endedAt + 3600, 'the cadence governs');
+  await advance('PT10S');
+  await pause();
+  assert.equal(up.requests.length, sent + 1, 'the retry is not sent');
+  await advance('PT1H');
+  const next = await receivedAt(sent + 2);
+  assert.equal(next.headers['gateway-job-attempt'], '1');
+  const [fresh] = await runs(s.id, 2);
+  assert.equal(fresh!.state, 'done');
+  assert.equal(fresh!.attempts, undefined, 'a new turn, not the old one\'s attempts');
+  await internal('DELETE', `/api/schedules/${s.id}`);
+});
+
+test('PUT during a retry wait ends the turn failed; the new cadence governs', async () => {
+  const sent = up.requests.length;
+  const s = await owing('/jobs/put-retry', 502);
+  const put = await internal('PUT', `/api/schedules/${s.id}`, { routeId: 'jobs', path: '/jobs/put-retry', every: 'PT2H', roles: [] });
+  assert.equal(put.status, 200, put.text);
+  const [run] = await runs(s.id, 1);
+  assert.equal(run!.state, 'failed');
+  assert.equal(run!.status, 502);
+  assert.match(run!.detail, /Attempt 2 was not sent: the schedule was replaced\.$/);
+  assert.equal(put.json.nextRunAt, run!.endedAt + 7200);
+  await advance('PT1H');
+  await pause();
+  assert.equal(up.requests.length, sent + 1);
+  await advance('PT1H');
+  assert.equal((await receivedAt(sent + 2)).headers['gateway-job-attempt'], '1');
+  await runs(s.id, 2);
+  await internal('DELETE', `/api/schedules/${s.id}`);
+});
+
+test('run now during a retry or deferral wait ends that turn in the history and goes out as attempt 1', async () => {
+  const sent = up.requests.length;
+  const s = await owing('/jobs/run-retry', 504);
+  await runNow(s.id);
+  const [now, ended] = await runs(s.id, 2);
+  assert.equal(ended!.state, 'failed');
+  assert.equal(ended!.status, 504);
+  assert.match(ended!.detail, /Attempt 2 was not sent: run now took its place\.$/);
+  assert.equal(now!.state, 'done');
+  assert.equal(now!.attempt, 1);
+  assert.equal(now!.attempts, undefined);
+  assert.equal(up.requests[sent + 1]!.headers['gateway-job-attempt'], '1');
+  await internal('DELETE', `/api/schedules/${s.id}`);
+
+  const d = await owing('/jobs/run-deferral', 424);
+  assert.equal((await schedule(d.id)).deferrals, 1);
+  await runNow(d.id);
+  const [ran, dropped, deferring] = await runs(d.id, 3);
+  assert.equal(deferring!.status, 424);
+  assert.equal(dropped!.state, 'dropped');
+  assert.equal(dropped!.cause, 'deferred');
+  assert.equal(dropped!.ofRun, deferring!.id);
+  assert.match(dropped!.detail, /let go: run now took its place; nothing was sent\.$/);
+  assert.equal(ran!.state, 'done');
+  assert.equal(ran!.cause, undefined);
+  assert.equal((await schedule(d.id)).deferrals, 0);
+  await internal('DELETE', `/api/schedules/${d.id}`);
+});
+
+test('pause drops a deferred turn; an answer reaching a paused schedule is neither retried nor put off', async () => {
+  const d = await owing('/jobs/pause-deferral', 424);
+  const paused = (await internal('POST', `/api/schedules/${d.id}/pause`)).json;
+  assert.equal(paused.deferrals, 0);
+  const [dropped, deferring] = await runs(d.id, 2);
+  assert.equal(dropped!.state, 'dropped');
+  assert.equal(dropped!.ofRun, deferring!.id);
+  assert.match(dropped!.detail, /let go: the schedule was paused; nothing was sent\.$/);
+  await internal('DELETE', `/api/schedules/${d.id}`);
+
+  // Paused while its call is out: the answer closes the run and arms nothing.
+  for (const [status, sentence] of [[503, /\(the schedule is paused, so it is not tried again\.\)$/], [424, /The schedule is paused: the turn is not put off\.$/]] as const) {
+    const held: Array<() => void> = [];
+    up.handle((_req, res) => { held.push(() => { res.writeHead(status); res.end('later'); }); });
+    const s = await create({ path: `/jobs/paused-${status}`, every: 'PT1H' });
+    const sent = up.requests.length;
+    await runNow(s.id);
+    await receivedAt(sent + 1);
+    assert.equal((await internal('POST', `/api/schedules/${s.id}/pause`)).status, 200);
+    held.shift()!();
+    const [run] = await runs(s.id, 1);
+    assert.equal(run!.status, status);
+    assert.match(run!.detail, sentence);
+    const after = await schedule(s.id);
+    assert.equal(after.deferrals, 0);
+    assert.equal(after.nextRunAt, null);
+    up.handle(undefined);
+    const resumed = (await internal('POST', `/api/schedules/${s.id}/resume`)).json;
+    assert.equal(resumed.nextRunAt, run!.endedAt + 3600);
+    await advance('PT2M');
+    await pause();
+    assert.equal(up.requests.length, sent + 1, 'nothing was owed');
+    await internal('DELETE', `/api/schedules/${s.id}`);
+  }
+});
+
+test('a retry or deferral that comes round later than catchUp is not sent', async () => {
+  // One call in flight at most: a held call keeps the owed turns waiting past catchUp.
+  const g = await startTestGateway({ GATEWAY_CLOCK: 'manual', GATEWAY_SCHEDULER_SHARDS: '1', GATEWAY_SCHEDULER_MAX_CALLS: '1' });
+  const held: Array<() => void> = [];
+  let answer = 503;
+  const svc = await startUpstream((req, res) => {
+    if (req.url?.includes('block')) held.push(() => { res.writeHead(200); res.end('ok'); });
+    else { res.writeHead(answer, answer === 424 ? { 'retry-after': '60' } : {}); res.end('not now'); }
+  });
+  try {
+    const admin = await signInAdmin(g.url('control'));
+    await admin.put('/api/routes/jobs', { upstream: svc.origin, paths: ['/jobs'] });
+    const key = (await admin.post('/api/tokens', { name: 'svc', kind: 'schedules', routes: ['jobs'], roles: [] })).json.token as string;
+    const via = internalWith(() => g.url('internal'), () => key);
+    const control = () => g.url('control');
+    const blocker = await create({ path: '/jobs/block', every: 'PT1H' }, via);
+    /** Holds the only call slot while the clock moves `by`, then lets it go. */
+    const busyFor = async (by: string) => {
+      const n = svc.requests.length;
+      await runNow(blocker.id, via);
+      await receivedAt(n + 1, svc);
+      await advanceClock(control(), by);
+      held.shift()!();
+    };
+
+    const r = await create({ path: '/jobs/retry', every: 'PT1H', catchUp: 60 }, via);
+    await runNow(r.id, via);
+    await armed(r.id, via, control);
+    await busyFor('PT2M');
+    const [late] = await runs(r.id, 1, via);
+    assert.equal(late!.state, 'failed');
+    assert.equal(late!.status, 503);
+    assert.match(late!.detail, /Attempt 2 was not sent: it came round \d+ s late, past catchUp \(60 s\)\.$/);
+    assert.equal(svc.requests.filter((q) => q.url === '/jobs/retry').length, 1, 'the retry never went out');
+
+    answer = 424;
+    const d = await create({ path: '/jobs/deferral', every: 'PT6H', catchUp: 60 }, via);
+    await runNow(d.id, via);
+    await armed(d.id, via, control);
+    await busyFor('PT3M');
+    const [dropped, deferring] = await runs(d.id, 2, via);
+    assert.equal(deferring!.status, 424);
+    assert.equal(dropped!.state, 'dropped');
+    assert.equal(dropped!.cause, 'deferred');
+    assert.equal(dropped!.ofRun, deferring!.id);
+    assert.match(dropped!.detail, /let go: it came round \d+ s late, past catchUp \(60 s\); nothing was sent\.$/);
+    assert.equal(svc.requests.filter((q) => q.url === '/jobs/deferral').length, 1, 'the deferred turn never went out');
+    const after = await schedule(d.id, via);
+    assert.equal(after.deferrals, 0);
+    assert.equal(after.nextRunAt, dropped!.endedAt + 6 * 3600, 'the cadence goes on');
+  } finally {
+    for (const release of held.splice(0)) release();
+    await g.close();
+    await svc.close();
+  }
+});
