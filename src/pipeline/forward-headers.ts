@@ -37,6 +37,9 @@ export function forwardRequestHeaders(incoming: Readonly<Record<string, string>>
     } else if (name === 'cookie') {
       const kept = opts.ownCookies.size === 0 ? value : withoutCookies(value, opts.ownCookies);
       if (kept !== '') out[name] = kept;
+    } else if (name === '__proto__') {
+      // An ordinary header name: assigned, it would reach the prototype setter and vanish.
+      Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
     } else {
       out[name] = value;
     }

@@ -9,6 +9,9 @@ import { signInAdmin } from '../helpers/admin.ts';
 import { startUpstream } from '../helpers/upstream.ts';
 import { WebSocket } from 'undici';
 
+/** Several nodes on one database is the PostgreSQL (cluster) mode: on SQLite these report as skipped. */
+const cluster = { skip: TEST_DATABASE === 'postgres' ? false : 'several nodes share one PostgreSQL database; the SQLite file serves one node' };
+
 /**
  * Waits until a node's snapshot holds the route: its data plane then refuses an anonymous
  * request with 401 instead of 404 (the route is protected, nothing reaches the service).
@@ -31,8 +34,8 @@ async function advanceAll(nodes: GatewayProcess[], bySeconds: number): Promise<v
 }
 
 // Several nodes on one database is the PostgreSQL (cluster) mode.
-if (TEST_DATABASE === 'postgres') {
-  test('three gateway processes on one database: every turn goes out exactly once', async () => {
+{
+  test('three gateway processes on one database: every turn goes out exactly once', cluster, async () => {
     const db = await createTestDatabase();
     const up = await startUpstream();
     const nodes: GatewayProcess[] = [];
@@ -139,8 +142,8 @@ async function feedOf(control: string, headers: Record<string, string>) {
   return { next, close: () => ws.close() };
 }
 
-if (TEST_DATABASE === 'postgres') {
-  test('the scheduler feed crosses the cluster: a console on one node sees what another node did', async () => {
+{
+  test('the scheduler feed crosses the cluster: a console on one node sees what another node did', cluster, async () => {
     const { db, held, up, nodes, root, auth } = await twoNodes();
     try {
       const feed = await feedOf(nodes[0]!.urls.control!, root.headers);
@@ -170,7 +173,7 @@ if (TEST_DATABASE === 'postgres') {
     }
   });
 
-  test('SIGTERM hands a call in flight over: another node sends it again at once, same run id, attempt 2', async () => {
+  test('SIGTERM hands a call in flight over: another node sends it again at once, same run id, attempt 2', cluster, async () => {
     const { db, held, up, nodes, auth } = await twoNodes();
     try {
       const s = (await call(`${nodes[0]!.urls.internal}/api/schedules`, { method: 'POST', headers: auth, body: { routeId: 'billing', path: '/billing/hand-over', every: 'PT1M', roles: ['jobs'] } })).json;
@@ -211,7 +214,7 @@ if (TEST_DATABASE === 'postgres') {
     }
   });
 
-  test('SIGKILL: the dead node\'s call is sent again when its lease runs out (five minutes)', async () => {
+  test('SIGKILL: the dead node\'s call is sent again when its lease runs out (five minutes)', cluster, async () => {
     const { db, held, up, nodes, auth } = await twoNodes();
     try {
       const s = (await call(`${nodes[0]!.urls.internal}/api/schedules`, { method: 'POST', headers: auth, body: { routeId: 'billing', path: '/billing/kill', every: 'PT1H', roles: ['jobs'] } })).json;

@@ -36,8 +36,8 @@ const internal = internalWith(() => t.url('internal'), () => token);
 const advance = (by: string) => advanceClock(t.url('control'), by);
 const pause = () => new Promise((res) => setTimeout(res, 25));
 
-/** The run records of an answer (an array, or `{runs}`). */
-const recordsOf = (a: Answer): Json[] => (Array.isArray(a.json) ? a.json : a.json.runs) as Json[];
+/** The run records of an answer (a JSON array). */
+const recordsOf = (a: Answer): Json[] => a.json as Json[];
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
   for (let i = 0; i < 300; i++) {

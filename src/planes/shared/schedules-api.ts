@@ -160,7 +160,7 @@ export function addSchedulesApi(router: Router<Principal>, gw: GatewayContext, p
   for (const action of ['pause', 'resume'] as const) {
     router.add('POST', `${base}/{id}/${action}`, {
       summary: action === 'pause' ? 'Stop it firing' : 'Let it fire again', tags, auth,
-      responses: { 200: { description: 'the schedule', schema: SCHEDULE_DOC.schedule }, 404: { description: 'no such schedule' } },
+      responses: { 200: { description: 'the schedule', schema: SCHEDULE_DOC.schedule }, 404: { description: 'no such schedule' }, 409: { description: 'resume of a schedule stopped because its token was revoked (schedule.stopped)' } },
     }, async (ctx) => {
       const s = await gw.schedules.call(`schedule.${action}`, { id: id(ctx), owner: ownerOf(ctx) });
       if (!s) throw notFound(id(ctx));
@@ -172,7 +172,7 @@ export function addSchedulesApi(router: Router<Principal>, gw: GatewayContext, p
     summary: 'Run now, or replay a turn', tags, auth,
     description: 'Without a body the next turn is brought forward to now. With {"replayOf": "<run record id>"} a failed, lost or dropped turn goes out again as a new run, with the payload as the schedule stands now. 409 while a run is in flight.',
     body: { type: 'object', additionalProperties: false, properties: { replayOf: { type: 'string' } } },
-    responses: { 202: { description: 'the request is recorded; the engine takes it', schema: SCHEDULE_DOC.schedule }, 404: { description: 'no such schedule' }, 409: { description: 'a run is in flight (in-flight)' } },
+    responses: { 202: { description: 'the request is recorded; the engine takes it', schema: SCHEDULE_DOC.schedule }, 404: { description: 'no such schedule' }, 409: { description: 'a run is in flight (in-flight), or the schedule is stopped because its token was revoked (schedule.stopped)' } },
   }, async (ctx) => {
     const owner = ownerOf(ctx);
     const body = await ctx.json();
@@ -208,10 +208,10 @@ export function addSchedulesApi(router: Router<Principal>, gw: GatewayContext, p
   });
 
   router.add('PATCH', `${base}/{id}/run`, {
-    summary: 'Report on an accepted (202) run', tags, auth,
-    description: 'With the token that created the schedule. Every report renews the five-minute lease.',
+    summary: 'Report on the run in flight', tags, auth,
+    description: 'With the token that created the schedule, after the 202, or before the gateway has recorded it (a service may report from inside its request handler). Every report renews the five-minute lease. retryIn takes any ISO 8601 duration and is clamped, never refused.',
     body: { type: 'object', required: ['run', 'state'], additionalProperties: false, properties: { run: { type: 'string' }, state: { type: 'string', enum: ['running', 'done', 'failed'] }, progress: { type: 'integer' }, detail: { type: 'string' }, retryIn: { type: 'string', description: 'ISO 8601, with failed: put the turn off (clamped to 1 minute … 1 day)' } } },
-    responses: { 200: { description: 'recorded', schema: SCHEDULE_DOC.schedule }, 404: { description: 'no such schedule, or no such run in flight' }, 409: { description: 'the run has not been accepted yet' } },
+    responses: { 200: { description: 'recorded', schema: SCHEDULE_DOC.schedule }, 404: { description: 'no such schedule, or no such run in flight' } },
   }, async (ctx) => {
     writer(ctx);
     const owner = ownerOf(ctx);
