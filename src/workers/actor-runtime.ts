@@ -6,6 +6,7 @@ import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { ManualClock, SystemClock, type Clock } from '../clock/clock.ts';
 import { LogHub, type Logger } from '../log/logger.ts';
 import { toWire, type CallMap, type FromWorker, type ToWorker, type WorkerBoot } from './protocol.ts';
+import type { TellMap } from './one-way.ts';
 
 export interface ActorContext<Event> {
   readonly actor: string;
@@ -19,15 +20,22 @@ export type ActorHandlers<C extends CallMap> = {
   readonly [K in keyof C]: (args: C[K]['args']) => Promise<C[K]['result']> | C[K]['result'];
 };
 
-export interface RunningActor<C extends CallMap> {
+/** Handlers of one-way records: each gets a batch; what it throws is logged, never replied. */
+export type TellHandlers<T extends TellMap> = {
+  readonly [K in keyof T]: (items: readonly T[K][]) => Promise<void> | void;
+};
+
+export interface RunningActor<C extends CallMap, T extends TellMap = Record<never, never>> {
   readonly handlers: ActorHandlers<C>;
+  /** Required as soon as the actor declares one-way messages. */
+  readonly told?: TellHandlers<T>;
   /** Finishes work in progress and releases resources (database connections). */
   stop(): Promise<void>;
 }
 
-export type ActorStart<Init, C extends CallMap, Event> = (init: Init, ctx: ActorContext<Event>) => Promise<RunningActor<C>>;
+export type ActorStart<Init, C extends CallMap, Event, T extends TellMap = Record<never, never>> = (init: Init, ctx: ActorContext<Event>) => Promise<RunningActor<C, T>>;
 
-export function runActor<Init, C extends CallMap, Event>(start: ActorStart<Init, C, Event>): void {
+export function runActor<Init, C extends CallMap, Event, T extends TellMap = Record<never, never>>(start: ActorStart<Init, C, Event, T>): void {
   if (isMainThread || !parentPort) {
     throw new Error('an actor module runs only inside its worker thread; use its client.ts on the main thread');
   }
@@ -44,7 +52,7 @@ export function runActor<Init, C extends CallMap, Event>(start: ActorStart<Init,
     emit: (event) => post({ kind: 'event', event }),
   };
 
-  let running: RunningActor<C> | undefined;
+  let running: RunningActor<C, T> | undefined;
   // Calls run one after another: an actor owns its state and never races itself.
   let chain: Promise<unknown> = Promise.resolve();
 
@@ -62,6 +70,19 @@ export function runActor<Init, C extends CallMap, Event>(start: ActorStart<Init,
       }
       post({ kind: 'stopped' });
       port.close();
+      return;
+    }
+    if (msg.kind === 'tell') {
+      const told = running?.told?.[msg.type as keyof T];
+      if (!told) {
+        ctx.log.error('one-way records of an unknown kind were dropped', { kind: msg.type, count: msg.items.length });
+        return;
+      }
+      try {
+        await told(msg.items as T[keyof T][]);
+      } catch (err) {
+        ctx.log.error('one-way records could not be handled', { kind: msg.type, count: msg.items.length, error: toWire(err).message });
+      }
       return;
     }
     const handler = running?.handlers[msg.type as keyof C];

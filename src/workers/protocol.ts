@@ -14,6 +14,8 @@ export interface WireError {
 
 export type ToWorker =
   | { readonly kind: 'call'; readonly id: number; readonly type: string; readonly args: unknown }
+  /** One-way records, a batch of one kind: no reply (see one-way.ts). */
+  | { readonly kind: 'tell'; readonly type: string; readonly items: readonly unknown[] }
   /** The test clock moved: the worker's clock jumps to `now` and fires what fell due. */
   | { readonly kind: 'clock'; readonly id: number; readonly now: number }
   | { readonly kind: 'stop' };

@@ -10,6 +10,7 @@ import type { Logger } from '../log/logger.ts';
 import { GatewayError, ERRORS, type ErrorCode } from '../http/errors.ts';
 import type { CallMap, FromWorker, ToWorker, WireError, WorkerBoot } from './protocol.ts';
 import { spawnWorker } from './spawn.ts';
+import { DEFAULT_ONE_WAY, OneWayQueue, type OneWayLimits, type TellMap } from './one-way.ts';
 
 export type ActorState = 'starting' | 'ready' | 'restarting' | 'stopping' | 'stopped';
 
@@ -30,6 +31,8 @@ export interface ActorHostOptions<Init, Event> {
   readonly waitReadyMs?: number;
   /** How long a new worker may take to become ready before it is ended as failed. */
   readonly startTimeoutMs?: number;
+  /** Bounds of the one-way queue (`tell`). */
+  readonly oneWay?: OneWayLimits;
 }
 
 /**
@@ -70,7 +73,7 @@ export function fromWire(err: WireError): Error {
   return e;
 }
 
-export class ActorHost<C extends CallMap, Init = unknown, Event = unknown> {
+export class ActorHost<C extends CallMap, Init = unknown, Event = unknown, T extends TellMap = Record<never, never>> {
   private current: Spawned | undefined;
   private stateValue: ActorState = 'starting';
   private nextId = 1;
@@ -83,8 +86,18 @@ export class ActorHost<C extends CallMap, Init = unknown, Event = unknown> {
   private stableTimer: NodeJS.Timeout | undefined;
   private stopped: (() => void) | undefined;
   private restartCount = 0;
+  /** One-way records wait here while the actor starts or restarts; sent once it is ready. */
+  private readonly oneWay: OneWayQueue<T>;
 
-  constructor(private readonly opts: ActorHostOptions<Init, Event>) {}
+  constructor(private readonly opts: ActorHostOptions<Init, Event>) {
+    this.oneWay = new OneWayQueue<T>((type, items) => {
+      const worker = this.worker;
+      // Stopping: the stop message has gone out already, so nothing sent now would be handled.
+      if (!worker || this.stateValue !== 'ready') return false;
+      worker.postMessage({ kind: 'tell', type, items } satisfies ToWorker);
+      return true;
+    }, opts.oneWay ?? DEFAULT_ONE_WAY);
+  }
 
   get name(): string { return this.opts.name; }
   get state(): ActorState { return this.stateValue; }
@@ -167,6 +180,8 @@ export class ActorHost<C extends CallMap, Init = unknown, Event = unknown> {
         this.stableTimer.unref();
         this.opts.onReady?.();
         this.settleStart();
+        // Records told while it was down go first, before anything new.
+        this.oneWay.flush();
         for (const w of this.waiting.splice(0)) w.ready();
         return;
       }
@@ -255,6 +270,19 @@ export class ActorHost<C extends CallMap, Init = unknown, Event = unknown> {
     });
   }
 
+  /**
+   * Sends a one-way record: queued, batched with the others of this turn of the event loop, never
+   * awaited. Returns false when the queue is full and the record was dropped (and counted).
+   */
+  tell<K extends keyof T & string>(type: K, item: T[K]): boolean {
+    return this.oneWay.push(type, item);
+  }
+
+  /** One-way records dropped since start because the queue was full: of one kind, or of all. */
+  dropped(type?: keyof T & string): number {
+    return this.oneWay.dropped(type);
+  }
+
   /** Moves the actor's test clock and waits until what fell due has run. */
   async syncClock(now: number): Promise<void> {
     const worker = this.worker;
@@ -282,6 +310,8 @@ export class ActorHost<C extends CallMap, Init = unknown, Event = unknown> {
       for (const w of this.waiting.splice(0)) w.fail(new GatewayError('actor.unavailable', `The ${this.opts.name} actor is stopped.`));
       return;
     }
+    // What was told before the stop is handled before it: messages to a worker keep their order.
+    this.oneWay.flush();
     this.stateValue = 'stopping';
     const done = new Promise<void>((resolve) => { this.stopped = resolve; });
     worker.postMessage({ kind: 'stop' } satisfies ToWorker);

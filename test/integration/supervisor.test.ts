@@ -4,16 +4,17 @@ import { ActorHost, ActorStartError } from '../../src/workers/supervisor.ts';
 import { GatewayError } from '../../src/http/errors.ts';
 import { LogHub, type LogRecord } from '../../src/log/logger.ts';
 import { SystemClock } from '../../src/clock/clock.ts';
-import type { HoldCalls, HoldInit } from '../fixtures/hold-actor.ts';
+import type { HoldCalls, HoldInit, HoldTells } from '../fixtures/hold-actor.ts';
+import type { OneWayLimits } from '../../src/workers/one-way.ts';
 
 /** Far above a worker's start through tsx on a busy machine; an old endless wait fails here. */
 const BOUND_MS = 20_000;
 
-function host(opts: { init?: () => HoldInit; module?: string; name?: string; startTimeoutMs?: number; maxBackoffMs?: number } = {}) {
+function host(opts: { init?: () => HoldInit; module?: string; name?: string; startTimeoutMs?: number; maxBackoffMs?: number; oneWay?: OneWayLimits } = {}) {
   const hub = new LogHub('debug');
   const logs: LogRecord[] = [];
   hub.addSink((r) => logs.push(r));
-  const actor = new ActorHost<HoldCalls, HoldInit, never>({
+  const actor = new ActorHost<HoldCalls, HoldInit, never, HoldTells>({
     name: opts.name ?? 'hold',
     module: new URL(opts.module ?? '../fixtures/hold-actor.ts', import.meta.url),
     init: opts.init ?? (() => ({})),
@@ -23,6 +24,7 @@ function host(opts: { init?: () => HoldInit; module?: string; name?: string; sta
     backoffMs: 50,
     ...(opts.maxBackoffMs !== undefined ? { maxBackoffMs: opts.maxBackoffMs } : {}),
     ...(opts.startTimeoutMs !== undefined ? { startTimeoutMs: opts.startTimeoutMs } : {}),
+    ...(opts.oneWay !== undefined ? { oneWay: opts.oneWay } : {}),
   });
   return { actor, logs };
 }
@@ -42,7 +44,7 @@ async function until(what: string, ok: () => boolean): Promise<void> {
 }
 
 /** start() rejects in bounded time with the actor's name and reason, and leaves no worker behind. */
-async function assertStartFails(actor: ActorHost<HoldCalls, HoldInit, never>, message: RegExp): Promise<void> {
+async function assertStartFails(actor: ActorHost<HoldCalls, HoldInit, never, HoldTells>, message: RegExp): Promise<void> {
   const err = await within(BOUND_MS, 'start()', actor.start().then(() => undefined, (e: unknown) => e));
   assert.ok(err instanceof ActorStartError, `start() rejects with an ActorStartError, got ${String(err)}`);
   assert.equal(err.actor, actor.name);
@@ -150,4 +152,46 @@ test('an actor stopped while it starts stops, fails its start, and is not restar
   assert.equal(actor.state, 'stopped');
   assert.equal(actor.restarts, 0);
   assert.ok(!logs.some((r) => r.msg === 'actor stopped unexpectedly; restarting'));
+});
+
+test('one-way records go out in batches per turn of the event loop, in order, with no reply awaited', async () => {
+  const { actor } = host();
+  await actor.start();
+  try {
+    const sent = Array.from({ length: 1200 }, (_, i) => `n${i}`);
+    for (const n of sent) assert.equal(actor.tell('note', n), true);
+    // The last batch leaves at the end of this turn; a call sent after it is handled after it.
+    await new Promise((r) => setImmediate(r));
+    const got = await actor.call('notes', null);
+    assert.deepEqual(got.items, sent, 'in the order told');
+    assert.deepEqual(got.batches, [500, 500, 200], 'a batch per 500 records, the rest at the end of the turn');
+    assert.equal(actor.dropped(), 0);
+  } finally {
+    await actor.stop();
+  }
+});
+
+test('one-way records wait while the actor starts or restarts; past the queue\'s capacity they are dropped and counted', async () => {
+  const { actor } = host({ oneWay: { capacity: 10, batch: 5 } });
+  const starting = actor.start();
+  for (let i = 0; i < 15; i++) actor.tell('note', `early${i}`);
+  assert.equal(actor.dropped('note'), 5, 'the queue holds 10 while no worker is ready');
+  await starting;
+  const got = await actor.call('notes', null);
+  assert.deepEqual(got.items, Array.from({ length: 10 }, (_, i) => `early${i}`), 'what waited is sent once ready, first');
+  try {
+    await actor.kill();
+    await until('restarting', () => actor.state === 'restarting');
+    for (let i = 0; i < 3; i++) assert.equal(actor.tell('note', `late${i}`), true);
+    await until('ready again', () => actor.state === 'ready');
+    let after = await actor.call('notes', null);
+    for (let i = 0; i < 50 && after.items.length < 3; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      after = await actor.call('notes', null);
+    }
+    assert.deepEqual(after.items, ['late0', 'late1', 'late2'], 'told during the restart, handled by the new worker');
+    assert.equal(actor.dropped(), 5);
+  } finally {
+    await actor.stop();
+  }
 });

@@ -9,7 +9,7 @@ import { matcher } from '../../core/schedules/filters.ts';
 import { nextRunAt } from '../../core/schedules/next-run.ts';
 import type { FilterQuery } from '@mikro-orm/core';
 import { fillPage } from '../../core/paging.ts';
-import type { Owner, ScheduleKey, ScheduleRecord, ScheduleWrite, SchedulesCalls, SchedulesEvent, SchedulesInit } from './messages.ts';
+import type { Owner, ScheduleKey, ScheduleRecord, ScheduleWrite, SchedulesCalls, SchedulesEvent, SchedulesInit, SchedulesTells } from './messages.ts';
 import { Engine, type Flight } from './engine.ts';
 import { runRecord, scheduleRecord } from './records.ts';
 import { bucketOf, bucketsOf } from './shards.ts';
@@ -18,7 +18,7 @@ import { retryBusy } from '../../store/busy.ts';
 import { readRetention, Sweeper, writeRetention } from './sweeper.ts';
 import type { FeedEvent } from './feed.ts';
 
-runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
+runActor<SchedulesInit, SchedulesCalls, SchedulesEvent, SchedulesTells>(async (init, ctx) => {
   const store = await openStore({ ...init.store, poolSize: 4 });
   const now = () => ctx.clock.now();
   const feed = new FeedBus({ store, log: ctx.log, deliver: (event) => ctx.emit({ type: 'feed', event }), listener: init.shard === 0, wanted: init.feedWanted });
@@ -259,15 +259,14 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent>(async (init, ctx) => {
         await engine.quiesce();
         return null;
       },
-      'run.sent': (notes) => {
-        engine.sent(notes);
-        return null;
-      },
       // Not awaited: the engine gathers answers that arrive while it writes (engine.outcomes).
       'run.outcomes': (outcomes) => {
         engine.outcomes(outcomes);
         return null;
       },
+    },
+    told: {
+      'run.sent': (notes) => engine.sent(notes),
     },
     stop: async () => {
       await engine.stop();

@@ -9,7 +9,7 @@ import { ActorHost } from '../../workers/supervisor.ts';
 import { siblingModule } from '../../workers/spawn.ts';
 import type { StoreOptions } from '../../store/orm.ts';
 import { newId } from '../../core/secrets.ts';
-import type { CallOutcome, ScheduledCall, SchedulesCalls, SchedulesEvent, SchedulesInit, SentCall } from './messages.ts';
+import type { CallOutcome, ScheduledCall, SchedulesCalls, SchedulesEvent, SchedulesInit, SchedulesTells } from './messages.ts';
 import { TickBuffer } from '../../workers/tick-buffer.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import type { FeedListener } from './feed.ts';
@@ -28,23 +28,18 @@ export interface SchedulesClientOptions {
   readonly makeCall: (call: ScheduledCall, sent: () => void) => Promise<CallOutcome>;
 }
 
-type Host = ActorHost<SchedulesCalls, SchedulesInit, SchedulesEvent>;
-/** What goes back to an actor, gathered per turn of the event loop. */
-interface Buffers {
-  readonly outcomes: TickBuffer<CallOutcome>;
-  readonly sent: TickBuffer<SentCall>;
-}
+type Host = ActorHost<SchedulesCalls, SchedulesInit, SchedulesEvent, SchedulesTells>;
 
 export class SchedulesClient {
   readonly hosts: readonly Host[];
   readonly #feed = new Set<FeedListener>();
-  readonly #perHost = new Map<Host, Buffers>();
+  readonly #outcomes = new Map<Host, TickBuffer<CallOutcome>>();
   #wanted: Promise<void> = Promise.resolve();
   #next = 0;
 
   constructor(private readonly opts: SchedulesClientOptions) {
     this.hosts = Array.from({ length: opts.shards }, (_, shard) => {
-      const host: Host = new ActorHost<SchedulesCalls, SchedulesInit, SchedulesEvent>({
+      const host: Host = new ActorHost<SchedulesCalls, SchedulesInit, SchedulesEvent, SchedulesTells>({
         name: `schedules-${shard}`,
         module: siblingModule(import.meta.url, './actor.ts'),
         init: () => ({ store: opts.store, node: opts.node, masterKey: opts.masterKey.toString('base64'), shard, shards: opts.shards, maxCalls: opts.maxCalls, feedWanted: this.#feed.size > 0 }),
@@ -64,30 +59,28 @@ export class SchedulesClient {
     // The call runs on the main thread's I/O; its outcome goes back to the actor that asked,
     // gathered with the others that ended in the same turn of the event loop (one write for all).
     const { scheduleId, runId, attempt } = event.call;
-    const buffers = this.#buffers(host);
-    void this.opts.makeCall(event.call, () => buffers.sent.push({ scheduleId, runId, attempt })).then(
-      (outcome) => buffers.outcomes.push(outcome),
+    const outcomes = this.#outcomesOf(host);
+    // The waiting phase is a one-way record: nothing awaits it, and a full queue only costs the phase shown.
+    void this.opts.makeCall(event.call, () => { host.tell('run.sent', { scheduleId, runId, attempt }); }).then(
+      (outcome) => outcomes.push(outcome),
       (err: unknown) => this.opts.log.error('a scheduled call failed inside the gateway; the lease settles it', { schedule: event.call.scheduleId, run: event.call.runId, ...errorAttrs(err) }),
     );
   }
 
-  #buffers(host: Host): Buffers {
-    let b = this.#perHost.get(host);
-    if (b) return b;
-    const failed = (what: string) => (err: unknown, batch: ReadonlyArray<{ runId: string }>) => {
-      const attrs = { count: batch.length, runs: batch.slice(0, 5).map((o) => o.runId).join(','), ...errorAttrs(err) };
-      // While the node stops, its calls in flight were handed over: another node sends them again.
-      if (host.state === 'stopping' || host.state === 'stopped') this.opts.log.info(`${what} arrived after the scheduler stopped; their calls were handed over`, attrs);
-      else this.opts.log.error(`${what} of scheduled calls could not be reported back; their lease settles them`, attrs);
-    };
-    const outcomesFailed = failed('answers');
-    const sentFailed = failed('sending notes');
-    b = {
-      outcomes: new TickBuffer<CallOutcome>((batch) => { host.call('run.outcomes', batch).catch((err: unknown) => outcomesFailed(err, batch)); }),
-      sent: new TickBuffer<SentCall>((batch) => { host.call('run.sent', batch).catch((err: unknown) => sentFailed(err, batch)); }),
-    };
-    this.#perHost.set(host, b);
-    return b;
+  /** The answers of one actor's calls, gathered per turn of the event loop: one write for all. */
+  #outcomesOf(host: Host): TickBuffer<CallOutcome> {
+    let buffer = this.#outcomes.get(host);
+    if (buffer) return buffer;
+    buffer = new TickBuffer<CallOutcome>((batch) => {
+      host.call('run.outcomes', batch).catch((err: unknown) => {
+        const attrs = { count: batch.length, runs: batch.slice(0, 5).map((o) => o.runId).join(','), ...errorAttrs(err) };
+        // While the node stops, its calls in flight were handed over: another node sends them again.
+        if (host.state === 'stopping' || host.state === 'stopped') this.opts.log.info('answers arrived after the scheduler stopped; their calls were handed over', attrs);
+        else this.opts.log.error('scheduled calls could not be reported back; their lease settles them', attrs);
+      });
+    });
+    this.#outcomes.set(host, buffer);
+    return buffer;
   }
 
   /**

@@ -122,8 +122,6 @@ export type SchedulesCalls = {
   'settings.get': { args: null; result: SchedulesSettingsRecord };
   /** Stores the retention and sweeps at once with it. */
   'settings.put': { args: { retentionMs: number; by: string }; result: SchedulesSettingsRecord };
-  /** Calls whose request has left while no answer has begun, gathered per turn of the event loop. */
-  'run.sent': { args: readonly SentCall[]; result: null };
   /** The main thread's answers to `call` events, gathered per turn of its event loop. */
   'run.outcomes': { args: readonly CallOutcome[]; result: null };
 };
@@ -147,6 +145,14 @@ export interface ScheduledCall {
   /** The token that wrote the schedule: it bounds every call (null on rows older than that rule). */
   readonly tokenId: string | null;
 }
+
+/**
+ * One-way records (workers/one-way.ts). `run.sent`: a call's request has left while no answer has
+ * begun. Only the phase shown depends on it, so a record dropped by a full queue costs nothing else.
+ */
+export type SchedulesTells = {
+  'run.sent': SentCall;
+};
 
 /** A call whose request has left: the run enters the `waiting` phase unless its answer came first. */
 export interface SentCall {
