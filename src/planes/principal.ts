@@ -3,6 +3,7 @@ import { GatewayError } from '../http/errors.ts';
 import type { Exchange } from '../http/exchange.ts';
 import { hashSecret } from '../core/secrets.ts';
 import type { GatewayContext } from './context.ts';
+import type { Caller } from '../workers/protocol.ts';
 
 /** Who is calling, as resolved from the snapshot (never from the database). */
 export type Principal =
@@ -61,4 +62,22 @@ export function principalLabel(p: Principal): string {
   if (p.kind === 'session') return `account:${p.account.name}`;
   if (p.kind === 'token') return `token:${p.token.name}`;
   return 'anonymous';
+}
+
+/** The trace id of a W3C `traceparent` header (version 00), or null when absent or malformed. */
+export function traceIdOf(ex: Exchange): string | null {
+  const m = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/.exec(ex.headers.traceparent?.trim() ?? '');
+  return m && !/^0+$/.test(m[1]!) ? m[1]! : null;
+}
+
+/** Who asked, as a write carries it to the actor that applies it (the audit stamp). */
+export function callerOf(p: Principal, ex: Exchange): Caller {
+  const account = p.kind === 'session' ? p.account : p.kind === 'token' ? p.account : null;
+  return {
+    account: account?.name ?? null,
+    token: p.kind === 'token' ? p.token.name : null,
+    address: ex.remoteAddress,
+    traceId: traceIdOf(ex),
+    organisation: account?.organisation ?? null,
+  };
 }

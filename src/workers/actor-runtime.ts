@@ -5,7 +5,7 @@
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { ManualClock, SystemClock, type Clock } from '../clock/clock.ts';
 import { LogHub, type Logger } from '../log/logger.ts';
-import { toWire, type CallMap, type FromWorker, type ToWorker, type WorkerBoot } from './protocol.ts';
+import { toWire, type CallMap, type Caller, type FromWorker, type ToWorker, type WorkerBoot } from './protocol.ts';
 import type { TellMap } from './one-way.ts';
 
 export interface ActorContext<Event> {
@@ -14,6 +14,8 @@ export interface ActorContext<Event> {
   readonly log: Logger;
   /** Pushes an event to the main thread (a snapshot, a run that advanced…). */
   emit(event: Event): void;
+  /** Who asked for the call being handled (calls run one at a time), or null when nobody said. */
+  caller(): Caller | null;
 }
 
 export type ActorHandlers<C extends CallMap> = {
@@ -50,7 +52,9 @@ export function runActor<Init, C extends CallMap, Event, T extends TellMap = Rec
     clock,
     log: hub.logger({ actor: boot.actor }),
     emit: (event) => post({ kind: 'event', event }),
+    caller: () => current,
   };
+  let current: Caller | null = null;
 
   let running: RunningActor<C, T> | undefined;
   // Calls run one after another: an actor owns its state and never races itself.
@@ -90,11 +94,14 @@ export function runActor<Init, C extends CallMap, Event, T extends TellMap = Rec
       post({ kind: 'reply', id: msg.id, ok: false, error: { name: 'Error', code: 'internal', message: `actor ${boot.actor} has no call "${msg.type}"` } });
       return;
     }
+    current = msg.caller ?? null;
     try {
       const value = await handler(msg.args as C[keyof C]['args']);
       post({ kind: 'reply', id: msg.id, ok: true, value });
     } catch (err) {
       post({ kind: 'reply', id: msg.id, ok: false, error: toWire(err) });
+    } finally {
+      current = null;
     }
   };
 

@@ -12,8 +12,25 @@ export interface WireError {
   readonly field?: string;
 }
 
+/**
+ * Who asked for a write, carried on the call so that the audit stamp is taken inside the write
+ * itself (spec 1.3 rule 5), in one place, not by every handler that calls.
+ */
+export interface Caller {
+  /** The account's name, or null (a token with no account, nobody signed in). */
+  readonly account: string | null;
+  /** The token's name when a machine called. */
+  readonly token: string | null;
+  /** The client address as the gateway resolved it. */
+  readonly address: string | null;
+  /** The request's trace id (W3C traceparent), when it carried one. */
+  readonly traceId: string | null;
+  /** The caller's organisation, when it has one. */
+  readonly organisation: string | null;
+}
+
 export type ToWorker =
-  | { readonly kind: 'call'; readonly id: number; readonly type: string; readonly args: unknown }
+  | { readonly kind: 'call'; readonly id: number; readonly type: string; readonly args: unknown; readonly caller?: Caller }
   /** One-way records, a batch of one kind: no reply (see one-way.ts). */
   | { readonly kind: 'tell'; readonly type: string; readonly items: readonly unknown[] }
   /** The test clock moved: the worker's clock jumps to `now` and fires what fell due. */

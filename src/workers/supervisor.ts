@@ -8,7 +8,7 @@
 import type { Worker } from 'node:worker_threads';
 import type { Logger } from '../log/logger.ts';
 import { GatewayError, ERRORS, type ErrorCode } from '../http/errors.ts';
-import type { CallMap, FromWorker, ToWorker, WireError, WorkerBoot } from './protocol.ts';
+import type { CallMap, Caller, FromWorker, ToWorker, WireError, WorkerBoot } from './protocol.ts';
 import { spawnWorker } from './spawn.ts';
 import { DEFAULT_ONE_WAY, OneWayQueue, type OneWayLimits, type TellMap } from './one-way.ts';
 
@@ -258,15 +258,15 @@ export class ActorHost<C extends CallMap, Init = unknown, Event = unknown, T ext
     this.restartTimer.unref();
   }
 
-  /** Sends a call; waits for a (re)starting actor up to `waitReadyMs`. */
-  async call<K extends keyof C & string>(type: K, args: C[K]['args']): Promise<C[K]['result']> {
+  /** Sends a call; waits for a (re)starting actor up to `waitReadyMs`. A write names its caller. */
+  async call<K extends keyof C & string>(type: K, args: C[K]['args'], caller?: Caller): Promise<C[K]['result']> {
     if (this.stateValue !== 'ready') await this.whenReady(this.opts.waitReadyMs ?? 10_000);
     const worker = this.worker;
     if (!worker) throw new GatewayError('actor.unavailable', `The ${this.opts.name} actor is restarting; try again in a moment.`);
     const id = this.nextId++;
     return new Promise<C[K]['result']>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      worker.postMessage({ kind: 'call', id, type, args } satisfies ToWorker);
+      worker.postMessage({ kind: 'call', id, type, args, ...(caller ? { caller } : {}) } satisfies ToWorker);
     });
   }
 

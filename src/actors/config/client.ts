@@ -97,5 +97,5 @@ export class ConfigClient {
 
   start(): Promise<void> { return this.host.start(); }
   stop(): Promise<void> { return this.host.stop(); }
-  call: ActorHost<ConfigCalls, ConfigInit, ConfigEvent>['call'] = (type, args) => this.host.call(type, args);
+  call: ActorHost<ConfigCalls, ConfigInit, ConfigEvent>['call'] = (type, args, caller) => this.host.call(type, args, caller);
 }
