@@ -240,3 +240,20 @@ test('retention settings: defaults, root\'s choice kept with who made it, the la
     operationsBefore: Date.UTC(2026, 4, 24, 12),
   });
 });
+
+test('batches: more rows than one INSERT takes go in one transaction, all or nothing, ids in write order', async () => {
+  const { store } = await fresh();
+  const many = Array.from({ length: 1_201 }, (_, i) => event({ at: i, action: `bulk.${i}` }));
+  const ids = await insertEvents(store, many);
+  assert.deepEqual([...ids].sort(), ids, 'ids sort in the order written');
+  assert.equal(new Set(ids).size, 1_201);
+  const newest = await queryEvents(store, { limit: 2 });
+  assert.deepEqual(newest.map((r) => r.action), ['bulk.1200', 'bulk.1199', 'bulk.1198']);
+
+  // The last chunk fails (an id already taken): the chunks before it are rolled back with it.
+  const failing = Array.from({ length: 1_100 }, (_, i) => event({ action: `lost.${i}` }));
+  failing[1_050] = { ...failing[1_050]!, id: ids[0]! };
+  await assert.rejects(insertEvents(store, failing));
+  assert.equal((await queryEvents(store, { limit: 5, text: 'lost.' })).length, 0);
+  assert.equal((await queryEvents(store, { limit: 2_000 })).length, 1_201);
+});
