@@ -159,7 +159,7 @@ export async function queryEvents(store: Store, q: AuditQuery): Promise<AuditRow
     for (const _ of TEXT_COLUMNS) params.push(pattern);
   }
   if (q.afterId !== undefined) equal('id', '<', q.afterId);
-  const limit = Math.max(1, Math.trunc(q.limit)) + 1;
+  const limit = (Number.isFinite(q.limit) ? Math.max(1, Math.trunc(q.limit)) : 1) + 1;
   params.push(limit);
   const sql = `select ${COLUMNS.map(([, column]) => column).join(', ')} from audit_events
     ${where.length > 0 ? `where ${where.join(' and ')}` : ''} order by id desc limit ?`;
