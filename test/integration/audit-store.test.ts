@@ -157,6 +157,7 @@ test('queries: each filter, newest first, text searched as typed, paged by id wi
   }
   assert.deepEqual(seen, [e5, e4, e3, e2, e1], 'every event once, newest first');
   assert.equal((await queryEvents(store, { limit: 2, afterId: e2! })).length, 1);
+  assert.deepEqual((await queryEvents(store, { limit: Number.NaN })).map((r) => r.id), [e5, e4], 'a limit that is not a number reads one, and says more remain');
 });
 
 async function guardRows(s: Store): Promise<number> {
