@@ -7,6 +7,7 @@ import { Migration0005 } from './0005-pending-turn.ts';
 import { Migration0006 } from './0006-buckets-settings.ts';
 import { Migration0007 } from './0007-changes-notify.ts';
 import { Migration0008 } from './0008-schedule-stopped.ts';
+import { Migration0009 } from './0009-audit.ts';
 
 /** Every migration, in order. Listed explicitly so compiled and tsx runs find the same set. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -18,4 +19,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0006-buckets-settings', class: Migration0006 },
   { name: '0007-changes-notify', class: Migration0007 },
   { name: '0008-schedule-stopped', class: Migration0008 },
+  { name: '0009-audit', class: Migration0009 },
 ];
