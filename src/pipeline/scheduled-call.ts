@@ -15,8 +15,6 @@ import { collect } from './collect.ts';
 import { pass } from './pass.ts';
 import type { UpstreamPools } from './upstream.ts';
 
-export { SCHEDULER_USER } from './pass.ts';
-
 const DETAIL_LIMIT = 500;
 /** What is read of an answer at most: enough for a sentence, never a whole file. */
 export const ANSWER_LIMIT = 64 * 1024;

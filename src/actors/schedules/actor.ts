@@ -259,14 +259,11 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent, SchedulesTells>(async (i
         await engine.quiesce();
         return null;
       },
-      // Not awaited: the engine gathers answers that arrive while it writes (engine.outcomes).
-      'run.outcomes': (outcomes) => {
-        engine.outcomes(outcomes);
-        return null;
-      },
     },
     told: {
       'run.sent': (notes) => engine.sent(notes),
+      // Not awaited: the engine gathers answers that arrive while it writes (engine.outcomes).
+      'run.outcomes': (outcomes) => engine.outcomes(outcomes),
     },
     stop: async () => {
       await engine.stop();

@@ -10,7 +10,7 @@ import { siblingModule } from '../../workers/spawn.ts';
 import type { StoreOptions } from '../../store/orm.ts';
 import { newId } from '../../core/secrets.ts';
 import type { CallOutcome, ScheduledCall, SchedulesCalls, SchedulesEvent, SchedulesInit, SchedulesTells } from './messages.ts';
-import { TickBuffer } from '../../workers/tick-buffer.ts';
+import { DEFAULT_ONE_WAY } from '../../workers/one-way.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import type { FeedListener } from './feed.ts';
 import { shardOf } from './shards.ts';
@@ -33,7 +33,6 @@ type Host = ActorHost<SchedulesCalls, SchedulesInit, SchedulesEvent, SchedulesTe
 export class SchedulesClient {
   readonly hosts: readonly Host[];
   readonly #feed = new Set<FeedListener>();
-  readonly #outcomes = new Map<Host, TickBuffer<CallOutcome>>();
   #wanted: Promise<void> = Promise.resolve();
   #next = 0;
 
@@ -46,6 +45,8 @@ export class SchedulesClient {
         log: opts.log,
         clock: opts.clock,
         onEvent: (event) => this.#onEvent(host, event),
+        // Every answer of the calls in flight fits: none is dropped.
+        oneWay: { ...DEFAULT_ONE_WAY, capacity: Math.max(DEFAULT_ONE_WAY.capacity, opts.maxCalls) },
       });
       return host;
     });
@@ -59,28 +60,11 @@ export class SchedulesClient {
     // The call runs on the main thread's I/O; its outcome goes back to the actor that asked,
     // gathered with the others that ended in the same turn of the event loop (one write for all).
     const { scheduleId, runId, attempt } = event.call;
-    const outcomes = this.#outcomesOf(host);
     // The waiting phase is a one-way record: nothing awaits it, and a full queue only costs the phase shown.
     void this.opts.makeCall(event.call, () => { host.tell('run.sent', { scheduleId, runId, attempt }); }).then(
-      (outcome) => outcomes.push(outcome),
+      (outcome) => { host.tell('run.outcomes', outcome); },
       (err: unknown) => this.opts.log.error('a scheduled call failed inside the gateway; the lease settles it', { schedule: event.call.scheduleId, run: event.call.runId, ...errorAttrs(err) }),
     );
-  }
-
-  /** The answers of one actor's calls, gathered per turn of the event loop: one write for all. */
-  #outcomesOf(host: Host): TickBuffer<CallOutcome> {
-    let buffer = this.#outcomes.get(host);
-    if (buffer) return buffer;
-    buffer = new TickBuffer<CallOutcome>((batch) => {
-      host.call('run.outcomes', batch).catch((err: unknown) => {
-        const attrs = { count: batch.length, runs: batch.slice(0, 5).map((o) => o.runId).join(','), ...errorAttrs(err) };
-        // While the node stops, its calls in flight were handed over: another node sends them again.
-        if (host.state === 'stopping' || host.state === 'stopped') this.opts.log.info('answers arrived after the scheduler stopped; their calls were handed over', attrs);
-        else this.opts.log.error('scheduled calls could not be reported back; their lease settles them', attrs);
-      });
-    });
-    this.#outcomes.set(host, buffer);
-    return buffer;
   }
 
   /**

@@ -122,8 +122,6 @@ export type SchedulesCalls = {
   'settings.get': { args: null; result: SchedulesSettingsRecord };
   /** Stores the retention and sweeps at once with it. */
   'settings.put': { args: { retentionMs: number; by: string }; result: SchedulesSettingsRecord };
-  /** The main thread's answers to `call` events, gathered per turn of its event loop. */
-  'run.outcomes': { args: readonly CallOutcome[]; result: null };
 };
 
 /** A call the engine asks the main thread to make through the data-plane pipeline. */
@@ -148,10 +146,15 @@ export interface ScheduledCall {
 
 /**
  * One-way records (workers/one-way.ts). `run.sent`: a call's request has left while no answer has
- * begun. Only the phase shown depends on it, so a record dropped by a full queue costs nothing else.
+ * begun; only the phase shown depends on it.
  */
 export type SchedulesTells = {
   'run.sent': SentCall;
+  /**
+   * The main thread's answers to `call` events. The queue holds as many as the actor keeps calls
+   * in flight, so none is dropped; while the actor restarts they wait, then are written.
+   */
+  'run.outcomes': CallOutcome;
 };
 
 /** A call whose request has left: the run enters the `waiting` phase unless its answer came first. */
