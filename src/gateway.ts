@@ -123,14 +123,8 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
         : {}),
     };
 
-    const scheduleTokensOf = () => new Set([...config.view.tokensById.values()].filter((t) => t.kind === 'schedules').map((t) => t.id));
-    let scheduleTokens = scheduleTokensOf();
-    config.view.onSnapshot(() => {
-      pools.retain(new Set(config.view.origins.values()));
-      const current = scheduleTokensOf();
-      schedules.tokensGone([...scheduleTokens].filter((id) => !current.has(id)));
-      scheduleTokens = current;
-    });
+    config.view.onSnapshot(() => pools.retain(new Set(config.view.origins.values())));
+    schedules.followTokens(config.view);
     const handlers: Record<PlaneName, ExchangeHandler> = {
       data: dataPlane(ctx, pools),
       control: controlPlane(ctx),

@@ -11,6 +11,7 @@ import type { StoreOptions } from '../../store/orm.ts';
 import { newId } from '../../core/secrets.ts';
 import type { CallOutcome, ScheduledCall, SchedulesCalls, SchedulesEvent, SchedulesInit, SchedulesTells } from './messages.ts';
 import { DEFAULT_ONE_WAY } from '../../workers/one-way.ts';
+import type { ConfigView } from '../config/client.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import type { FeedListener } from './feed.ts';
 import { shardOf } from './shards.ts';
@@ -107,11 +108,21 @@ export class SchedulesClient {
   }
 
   /**
-   * Schedules tokens that left the configuration (revoked here, on another node, or by the CLI):
+   * Schedules tokens that leave the configuration (revoked here, on another node, or by the CLI):
    * their schedules stop at once rather than at their next turn. The call-time check still bounds
    * every call, whatever this misses.
    */
-  tokensGone(ids: readonly string[]): void {
+  followTokens(view: ConfigView): void {
+    const scheduleTokens = () => new Set([...view.tokensById.values()].filter((t) => t.kind === 'schedules').map((t) => t.id));
+    let known = scheduleTokens();
+    view.onSnapshot(() => {
+      const current = scheduleTokens();
+      this.#tokensGone([...known].filter((id) => !current.has(id)));
+      known = current;
+    });
+  }
+
+  #tokensGone(ids: readonly string[]): void {
     if (ids.length === 0) return;
     this.call('tokens.revoked', { ids }).catch((err: unknown) => {
       this.opts.log.warn('schedules of revoked tokens could not be stopped now; their next call stops them', { tokens: ids.join(','), ...errorAttrs(err) });
