@@ -1,0 +1,64 @@
+/**
+ * AuditBatcher's protocol. The actor owns the `audit_events` table (migration 0009): lines come
+ * from the main thread as one-way records (`audit.record`), batched, so a sign-in or an audited
+ * call never waits on the database; it sweeps by retention on the clock, answers the trail's
+ * pages and exports, and pushes copies to the collector (licensed edition).
+ *
+ * Changes of the configuration are the exception: the config actor writes their line inside the
+ * change's own transaction (a change and its line commit together), then hands it here for the push.
+ */
+import type { StoreOptions } from '../../store/orm.ts';
+import type { AuditQuery, AuditRow, NewAuditRow, SweepCounts } from '../../store/audit.ts';
+import type { AuditSettings } from '../../store/audit-settings.ts';
+
+/** A line as the recorder hands it: the store adds the id, the batcher the node. */
+export type AuditEntry = Omit<NewAuditRow, 'id' | 'node'>;
+
+/** What the planes hold to record a line: never blocks, never throws. */
+export interface AuditRecorder {
+  /** Queues the line; false when the queue was full and it was dropped (and counted). */
+  record(entry: AuditEntry): boolean;
+}
+
+export type AuditTells = {
+  /** Lines to write, in order. */
+  'audit.record': AuditEntry;
+  /** Lines already written (in the config actor's transactions): pushed to the collector only. */
+  'audit.written': AuditRow;
+};
+
+export interface PushState {
+  /** Events dropped since start: the recorder's queue and the collector queue, per stream. */
+  readonly dropped: { readonly audit: number; readonly console: number };
+  /** Events waiting for the collector. */
+  readonly queued: number;
+}
+
+export interface SweepReport {
+  /** Epoch ms of the last sweep that finished, or null before the first. */
+  readonly at: number | null;
+  readonly removed: SweepCounts | null;
+}
+
+export type AuditCalls = {
+  'audit.query': { args: AuditQuery; result: AuditRow[] };
+  'settings.get': { args: null; result: AuditSettings };
+  'settings.put': { args: { settings: Omit<AuditSettings, 'updatedAt' | 'updatedBy'>; by: string }; result: AuditSettings };
+  /** Sweeps now (also done every hour on the clock). */
+  'audit.sweep': { args: null; result: SweepReport };
+  /** The last sweep, the push queue and the drops inside the worker. */
+  'audit.state': { args: null; result: { sweep: SweepReport; push: PushState } };
+  /** Waits until every line told before this call is written: tests and a clean stop. */
+  'audit.settle': { args: null; result: null };
+};
+
+export type AuditEvent = never;
+
+export interface AuditInit {
+  readonly store: StoreOptions;
+  readonly node: string;
+  /** Licensed edition: the collector push may be switched on. */
+  readonly licensed: boolean;
+  /** GATEWAY_OTLP_ENDPOINT: the collector's OTLP/HTTP logs address, or null. */
+  readonly otlpEndpoint: string | null;
+}
