@@ -11,6 +11,8 @@ import { loadMasterKey } from './core/vault/master-key.ts';
 import { createTaskPool, type TaskPool } from './workers/pool.ts';
 import { ConfigClient } from './actors/config/client.ts';
 import { SchedulesClient } from './actors/schedules/client.ts';
+import { AuditClient } from './actors/audit/client.ts';
+import { isLicensed } from './settings/edition.ts';
 import { openUwsDoor, type Door } from './http/uws-door.ts';
 import type { ExchangeHandler } from './http/exchange.ts';
 import { sendFailure } from './http/respond.ts';
@@ -70,7 +72,13 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     if (prepared.generatedPassword) opts.onRootPassword?.(prepared.generatedPassword);
     const masterKey = loadMasterKey(settings.vaultKey, settings.dataDir, settings.databaseUrl !== undefined, log);
 
-    const config = new ConfigClient({ store: storeOptions, log, clock, masterKey });
+    // Started first and stopped last: whatever the other parts record while they stop is written.
+    const audit = new AuditClient({
+      store: storeOptions, log, clock, node: settings.nodeName, licensed: isLicensed(settings), otlpEndpoint: settings.otlpEndpoint ?? null,
+    });
+    cleanups.push(() => audit.stop());
+    await audit.start();
+    const config = new ConfigClient({ store: storeOptions, log, clock, masterKey, node: settings.nodeName, onAuditWritten: (rows) => audit.written(rows) });
     cleanups.push(() => config.stop());
     await config.start();
     const pools = new UpstreamPools();
@@ -81,7 +89,7 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     });
     cleanups.push(() => schedules.stop());
     await schedules.start();
-    const actors = [config.host, ...schedules.hosts];
+    const actors = [audit.host, config.host, ...schedules.hosts];
     if (settings.configFile) {
       let applied: { created: number; updated: number };
       try {
@@ -108,7 +116,7 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
 
     const doors: Door[] = [];
     const ctx: GatewayContext = {
-      settings, version: VERSION, hub: opts.hub, log, clock, config, schedules, pool,
+      settings, version: VERSION, hub: opts.hub, log, clock, config, schedules, audit, pool,
       doorAddress: (plane) => doors.find((d) => d.plane === plane)?.address ?? formatAddress(settings.listen[plane].host, settings.listen[plane].port),
       draining: () => draining,
       readiness,

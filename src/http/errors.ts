@@ -29,6 +29,7 @@ export const ERRORS = {
   'token-kind': { status: 403, title: 'Wrong kind of token', detail: 'This kind of token does not open this plane.' },
   'wrong-plane': { status: 403, title: 'Wrong plane', detail: 'This action is not served on this plane.' },
   'licensed-edition': { status: 403, title: 'Licensed edition', detail: 'This feature belongs to the licensed edition.' },
+  'audit.no-collector': { status: 409, title: 'No collector', detail: 'No OpenTelemetry collector is configured (GATEWAY_OTLP_ENDPOINT); the push cannot be switched on.' },
   'route.upstream-invalid': { status: 400, title: 'Invalid upstream', detail: 'The upstream must be an http:// or https:// URL.' },
   'route.path-invalid': { status: 400, title: 'Invalid path', detail: 'Each path of a route must be a prefix starting with "/".' },
   'route.identity-unknown': { status: 400, title: 'Unknown identity mode', detail: 'The identity mode must be headers, remote-user or jwt.' },

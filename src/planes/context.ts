@@ -3,6 +3,7 @@ import type { Logger, LogHub } from '../log/logger.ts';
 import type { Settings } from '../settings/settings.ts';
 import type { ConfigClient } from '../actors/config/client.ts';
 import type { SchedulesClient } from '../actors/schedules/client.ts';
+import type { AuditClient } from '../actors/audit/client.ts';
 import type { PlaneName } from '../settings/settings.ts';
 import type { TaskPool } from '../workers/pool.ts';
 
@@ -21,6 +22,8 @@ export interface GatewayContext {
   readonly clock: Clock;
   readonly config: ConfigClient;
   readonly schedules: SchedulesClient;
+  /** The trail: `record` on the request path, the calls for its API. */
+  readonly audit: AuditClient;
   /** `host:port` of a plane's plain door once open (sentences name it, e.g. wrong-plane). */
   doorAddress(plane: PlaneName): string;
   readonly pool: TaskPool;

@@ -23,12 +23,25 @@ export interface AuditRetentionSettings {
   readonly operationRetention: string;
 }
 
+/** The collector push's two switches (spec 1.3 rule 11), off by default. */
+export interface AuditPushSwitches {
+  /** The data plane's lines: sign-ins, refusals, password and factor changes, audited operations. */
+  readonly audit: boolean;
+  /** The console's lines too: changes and console sign-ins. */
+  readonly console: boolean;
+}
+
+/** What root sets. */
+export interface AuditChoice extends AuditRetentionSettings {
+  readonly push: AuditPushSwitches;
+}
+
 export interface LastSweep {
   readonly at: number;
   readonly deleted: SweepCounts;
 }
 
-export interface AuditSettings extends AuditRetentionSettings {
+export interface AuditSettings extends AuditChoice {
   readonly updatedAt: number | null;
   readonly updatedBy: string | null;
   readonly lastSweep: LastSweep | null;
@@ -84,11 +97,12 @@ export async function readAuditSettings(store: Store): Promise<AuditSettings> {
   const rows = await store.em().find(SettingRow, { key: { $in: [AUDIT_RETENTION_KEY, AUDIT_LAST_SWEEP_KEY] } });
   const kept = rows.find((r) => r.key === AUDIT_RETENTION_KEY);
   const swept = rows.find((r) => r.key === AUDIT_LAST_SWEEP_KEY);
-  const value = (kept?.value ?? {}) as { retention?: unknown; operationRetention?: unknown };
+  const value = (kept?.value ?? {}) as { retention?: unknown; operationRetention?: unknown; push?: { audit?: unknown; console?: unknown } };
   const last = swept?.value as LastSweep | undefined;
   return {
     retention: isAuditRetention(value.retention) ? value.retention : DEFAULT_AUDIT_RETENTION,
     operationRetention: isOperationRetention(value.operationRetention) ? value.operationRetention : DEFAULT_OPERATION_RETENTION,
+    push: { audit: value.push?.audit === true, console: value.push?.console === true },
     updatedAt: kept ? kept.updatedAt : null,
     updatedBy: kept?.updatedBy ?? null,
     lastSweep: typeof last?.at === 'number' ? last : null,
@@ -96,11 +110,13 @@ export async function readAuditSettings(store: Store): Promise<AuditSettings> {
 }
 
 /** Root's choice; the values are validated before (a wrong one here is a bug, not a refusal). */
-export async function writeAuditRetention(store: Store, s: AuditRetentionSettings, now: number, by: string): Promise<void> {
+export async function writeAuditSettings(store: Store, s: AuditChoice, now: number, by: string): Promise<void> {
   if (!isAuditRetention(s.retention)) throw new Error(`not an audit retention: ${String(s.retention)}`);
   if (!isOperationRetention(s.operationRetention)) throw new Error(`not an operation retention: ${String(s.operationRetention)}`);
   await store.em().upsert(SettingRow, {
-    key: AUDIT_RETENTION_KEY, value: { retention: s.retention, operationRetention: s.operationRetention }, updatedAt: now, updatedBy: by,
+    key: AUDIT_RETENTION_KEY,
+    value: { retention: s.retention, operationRetention: s.operationRetention, push: { audit: s.push.audit === true, console: s.push.console === true } },
+    updatedAt: now, updatedBy: by,
   });
 }
 

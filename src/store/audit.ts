@@ -5,6 +5,7 @@
  * a parameter; only placeholders and column names are written into the SQL.
  */
 import { randomBytes } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/core';
 import type { Store } from './orm.ts';
 
 export type AuditPart = 'changes' | 'security' | 'operations';
@@ -68,97 +69,128 @@ type Execute = (sql: string, params: unknown[], method: 'all' | 'run') => Promis
 
 /** Runs `fn` in one transaction, with the statements bound to it. */
 function inTransaction<T>(store: Store, fn: (execute: Execute) => Promise<T>): Promise<T> {
-  return store.em().transactional((tx) => {
-    const conn = tx.getConnection();
-    const ctx = tx.getTransactionContext();
-    return fn((sql, params, method) => conn.execute(sql, params, method, ctx));
-  });
+  return store.em().transactional((tx) => fn(bound(tx)));
+}
+
+function bound(em: EntityManager): Execute {
+  const conn = em.getConnection();
+  const ctx = em.getTransactionContext();
+  return (sql, params, method) => conn.execute(sql, params, method, ctx);
 }
 
 /** Writes the events in one transaction; returns their ids in order. */
 export async function insertEvents(store: Store, rows: readonly NewAuditRow[]): Promise<string[]> {
   if (rows.length === 0) return [];
-  const pg = store.driver === 'postgresql';
-  const full = rows.map((r) => ({ ...r, id: r.id ?? auditId() }));
+  const written = await store.em().transactional((tx) => insertEventsIn(tx, store.driver, rows));
+  return written.map((r) => r.id);
+}
+
+/**
+ * Writes the events inside the caller's transaction (`em` is its transactional manager): a
+ * change and its line commit together. Returns the rows as written, ids given.
+ */
+export async function insertEventsIn(em: EntityManager, driver: Store['driver'], rows: readonly NewAuditRow[]): Promise<AuditRow[]> {
+  if (rows.length === 0) return [];
+  const execute = bound(em);
+  const pg = driver === 'postgresql';
+  const full = rows.map((r): AuditRow => ({ ...r, id: r.id ?? auditId() }));
   const tuple = `(${COLUMNS.map(([field]) => (pg && JSON_FIELDS.has(field) ? 'cast(? as jsonb)' : '?')).join(', ')})`;
   const names = COLUMNS.map(([, column]) => column).join(', ');
-  await inTransaction(store, async (execute) => {
-    for (let i = 0; i < full.length; i += INSERT_CHUNK) {
-      const chunk = full.slice(i, i + INSERT_CHUNK);
-      const params: unknown[] = [];
-      for (const r of chunk) {
-        for (const [field] of COLUMNS) {
-          const v = r[field];
-          params.push(v == null ? null : JSON_FIELDS.has(field) ? JSON.stringify(v) : v);
-        }
+  for (let i = 0; i < full.length; i += INSERT_CHUNK) {
+    const chunk = full.slice(i, i + INSERT_CHUNK);
+    const params: unknown[] = [];
+    for (const r of chunk) {
+      for (const [field] of COLUMNS) {
+        const v = r[field];
+        params.push(v == null ? null : JSON_FIELDS.has(field) ? JSON.stringify(v) : v);
       }
-      await execute(`insert into audit_events (${names}) values ${chunk.map(() => tuple).join(', ')}`, params, 'run');
     }
-  });
-  return full.map((r) => r.id);
+    await execute(`insert into audit_events (${names}) values ${chunk.map(() => tuple).join(', ')}`, params, 'run');
+  }
+  return full;
+}
+
+/** One grant of the caller's perimeter: lines whose part, target kind and organisation all fit. */
+export interface AuditGrantQuery {
+  readonly parts: readonly string[];
+  readonly targetKinds: readonly string[];
+  /** null: any organisation, or none; a list: the line's organisation must be one of them. */
+  readonly organisations: readonly string[] | null;
 }
 
 export interface AuditQuery {
   readonly parts?: readonly AuditPart[];
-  readonly actions?: readonly string[];
+  /** An action (`signin.refused`), or its family (`signin` also takes `signin.refused`). */
+  readonly kind?: string;
   /** The acting account, with or without a token. */
   readonly actor?: string;
-  readonly targetId?: string;
-  readonly targetKind?: string;
-  readonly notTargetKind?: string;
-  /** The caller's perimeter: kinds it may read (an empty list reads nothing). */
-  readonly allowedTargetKinds?: readonly string[];
-  /** The caller's perimeter: organisations it may read (an empty list reads nothing). */
-  readonly organisations?: readonly string[];
-  /** Epoch ms, both inclusive. */
+  /** A target's id or its name. */
+  readonly target?: string;
+  readonly targetKinds?: readonly string[];
+  readonly notTargetKinds?: readonly string[];
+  /** The caller's perimeter, the grants joined by OR; absent: everything (root). */
+  readonly grants?: readonly AuditGrantQuery[];
+  /** Epoch ms: `from` inclusive, `to` exclusive. */
   readonly from?: number;
   readonly to?: number;
-  /** Searched case-insensitively, as typed, in detail, address, target name and action. */
+  /** Searched case-insensitively, as typed, in the detail (a refusal's reason, a note) and the address. */
   readonly text?: string;
   /** The last id of the page before: the next page holds older events. */
   readonly afterId?: string;
   readonly limit: number;
 }
 
-const TEXT_COLUMNS = ['detail', 'address', 'target_name', 'action'];
+const TEXT_COLUMNS = ['detail', 'address'];
 
 /** `%`, `_` and the escape itself match only themselves. */
 const likePattern = (text: string): string => `%${text.toLowerCase().replace(/[!%_]/g, (c) => `!${c}`)}%`;
 
 /**
  * One page, newest first, with one row more than `limit` when more remain. The filters are all
- * ANDed: the perimeter lists narrow whatever the caller asked for.
+ * ANDed, and with them the caller's perimeter (its grants ORed): the same test as `matches` and
+ * `visible` in core/audit apply to one event.
  */
 export async function queryEvents(store: Store, q: AuditQuery): Promise<AuditRow[]> {
-  const where: string[] = [];
   const params: unknown[] = [];
-  const among = (column: string, values: readonly string[]) => {
-    if (values.length === 0) where.push('1 = 0');
-    else {
-      where.push(`${column} in (${values.map(() => '?').join(', ')})`);
-      params.push(...values);
-    }
+  const among = (column: string, values: readonly string[], not = false): string => {
+    if (values.length === 0) return not ? '1 = 1' : '1 = 0';
+    params.push(...values);
+    return `${column} ${not ? 'not in' : 'in'} (${values.map(() => '?').join(', ')})`;
   };
-  const equal = (column: string, op: string, value: unknown) => {
-    where.push(`${column} ${op} ?`);
+  const equal = (column: string, op: string, value: unknown): string => {
     params.push(value);
+    return `${column} ${op} ?`;
   };
-  if (q.parts) among('part', q.parts);
-  if (q.actions) among('action', q.actions);
-  if (q.actor !== undefined) equal('actor_account', '=', q.actor);
-  if (q.targetId !== undefined) equal('target_id', '=', q.targetId);
-  if (q.targetKind !== undefined) equal('target_kind', '=', q.targetKind);
-  if (q.notTargetKind !== undefined) equal('target_kind', '<>', q.notTargetKind);
-  if (q.allowedTargetKinds) among('target_kind', q.allowedTargetKinds);
-  if (q.organisations) among('organisation', q.organisations);
-  if (q.from !== undefined) equal('at', '>=', q.from);
-  if (q.to !== undefined) equal('at', '<=', q.to);
+  const where: string[] = [];
+  if (q.parts) where.push(among('part', q.parts));
+  if (q.kind !== undefined) {
+    params.push(q.kind, `${q.kind}.%`);
+    // A kind holds only [a-z0-9.-] (core/audit/query.ts): no wildcard of LIKE hides in it.
+    where.push('(action = ? or action like ?)');
+  }
+  if (q.actor !== undefined) where.push(equal('actor_account', '=', q.actor));
+  if (q.target !== undefined) {
+    params.push(q.target, q.target);
+    where.push('(target_id = ? or target_name = ?)');
+  }
+  if (q.targetKinds) where.push(among('target_kind', q.targetKinds));
+  if (q.notTargetKinds && q.notTargetKinds.length > 0) where.push(among('target_kind', q.notTargetKinds, true));
+  if (q.grants) {
+    const ors = q.grants.map((g) => {
+      const and = [among('part', g.parts), among('target_kind', g.targetKinds)];
+      if (g.organisations !== null) and.push(among('organisation', g.organisations));
+      return `(${and.join(' and ')})`;
+    });
+    where.push(ors.length > 0 ? `(${ors.join(' or ')})` : '1 = 0');
+  }
+  if (q.from !== undefined) where.push(equal('at', '>=', q.from));
+  if (q.to !== undefined) where.push(equal('at', '<', q.to));
   if (q.text) {
     const pattern = likePattern(q.text);
     where.push(`(${TEXT_COLUMNS.map((c) => `lower(${c}) like ? escape '!'`).join(' or ')})`);
     for (const _ of TEXT_COLUMNS) params.push(pattern);
   }
-  if (q.afterId !== undefined) equal('id', '<', q.afterId);
+  if (q.afterId !== undefined) where.push(equal('id', '<', q.afterId));
   const limit = (Number.isFinite(q.limit) ? Math.max(1, Math.trunc(q.limit)) : 1) + 1;
   params.push(limit);
   const sql = `select ${COLUMNS.map(([, column]) => column).join(', ')} from audit_events

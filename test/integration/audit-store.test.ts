@@ -7,7 +7,7 @@ import { migrate, openStore, sqliteFile, type Store } from '../../src/store/orm.
 import { insertEvents, queryEvents, sweepEvents, type AuditQuery, type NewAuditRow } from '../../src/store/audit.ts';
 import {
   DEFAULT_AUDIT_RETENTION, DEFAULT_OPERATION_RETENTION, durationBefore, isOperationRetention, readAuditSettings, sweepLines,
-  writeAuditRetention, writeLastSweep,
+  writeAuditSettings, writeLastSweep,
 } from '../../src/store/audit-settings.ts';
 
 let db: TestDatabase;
@@ -116,20 +116,27 @@ test('queries: each filter, newest first, text searched as typed, paged by id wi
   assert.deepEqual(await ids({}), [e5, e4, e3, e2, e1]);
   assert.deepEqual(await ids({ parts: ['security'] }), [e4, e3]);
   assert.deepEqual(await ids({ parts: ['changes', 'operations'] }), [e5, e2, e1]);
-  assert.deepEqual(await ids({ actions: ['signin', 'signin.refused'] }), [e4, e3]);
+  assert.deepEqual(await ids({ kind: 'signin' }), [e4, e3], 'a family takes its actions');
+  assert.deepEqual(await ids({ kind: 'signin.refused' }), [e3]);
+  assert.deepEqual(await ids({ kind: 'route' }), [e1]);
+  assert.deepEqual(await ids({ kind: 'sign' }), [], 'a family is whole words: sign is not signin');
   assert.deepEqual(await ids({ actor: 'alice' }), [e5, e2]);
-  assert.deepEqual(await ids({ targetId: 'r1' }), [e5, e1]);
-  assert.deepEqual(await ids({ targetKind: 'account' }), [e4, e2]);
-  assert.deepEqual(await ids({ notTargetKind: 'console' }), [e5, e4, e2, e1]);
-  assert.deepEqual(await ids({ allowedTargetKinds: ['route'] }), [e5, e1]);
-  assert.deepEqual(await ids({ allowedTargetKinds: [] }), []);
-  assert.deepEqual(await ids({ organisations: ['acme'] }), [e4, e2]);
-  assert.deepEqual(await ids({ organisations: ['acme', 'beta'] }), [e5, e4, e2]);
-  assert.deepEqual(await ids({ organisations: [] }), []);
-  assert.deepEqual(await ids({ from: 2000, to: 4000 }), [e4, e3, e2]);
-  assert.deepEqual(await ids({ parts: ['changes'], organisations: ['acme'] }), [e2]);
-  // Target name, detail and action, whatever the case.
-  assert.deepEqual(await ids({ text: 'order' }), [e5, e1]);
+  assert.deepEqual(await ids({ target: 'r1' }), [e5, e1]);
+  assert.deepEqual(await ids({ target: 'mallory' }), [e3], 'a target by its name');
+  assert.deepEqual(await ids({ targetKinds: ['account'] }), [e4, e2]);
+  assert.deepEqual(await ids({ targetKinds: ['account', 'console'] }), [e4, e3, e2]);
+  assert.deepEqual(await ids({ notTargetKinds: ['console'] }), [e5, e4, e2, e1]);
+  const grant = (parts: string[], targetKinds: string[], organisations: string[] | null) => ({ parts, targetKinds, organisations });
+  const everyPart = ['changes', 'security', 'operations'];
+  assert.deepEqual(await ids({ grants: [grant(everyPart, ['route'], null)] }), [e5, e1]);
+  assert.deepEqual(await ids({ grants: [] }), [], 'no grant reads nothing');
+  assert.deepEqual(await ids({ grants: [grant(everyPart, ['route', 'account', 'console'], ['acme'])] }), [e4, e2]);
+  assert.deepEqual(await ids({ grants: [grant(everyPart, ['route', 'account'], ['acme', 'beta'])] }), [e5, e4, e2]);
+  assert.deepEqual(await ids({ grants: [grant(['changes'], ['route'], null), grant(['security'], ['account'], null)] }), [e4, e1], 'grants joined by OR');
+  assert.deepEqual(await ids({ from: 2000, to: 4000 }), [e3, e2], 'from kept, to not');
+  assert.deepEqual(await ids({ parts: ['changes'], grants: [grant(everyPart, ['account'], ['acme'])] }), [e2]);
+  // Detail and address, whatever the case.
+  assert.deepEqual(await ids({ text: 'an order' }), [e5]);
   assert.deepEqual(await ids({ text: 'WRONG pass' }), [e3]);
   assert.deepEqual(await ids({ text: '10.0.0.7' }), [e3]);
   // Wildcards match only themselves.
@@ -213,17 +220,17 @@ begin if old.action = 'boom' then raise exception 'boom refused'; end if; return
 test('retention settings: defaults, root\'s choice kept with who made it, the last sweep in a row of its own', async () => {
   const { store } = await fresh();
   const first = await readAuditSettings(store);
-  assert.deepEqual(first, { retention: DEFAULT_AUDIT_RETENTION, operationRetention: DEFAULT_OPERATION_RETENTION, updatedAt: null, updatedBy: null, lastSweep: null });
+  assert.deepEqual(first, { retention: DEFAULT_AUDIT_RETENTION, operationRetention: DEFAULT_OPERATION_RETENTION, push: { audit: false, console: false }, updatedAt: null, updatedBy: null, lastSweep: null });
   assert.equal(first.retention, 'P1Y');
   assert.equal(first.operationRetention, 'P1M');
 
-  await writeAuditRetention(store, { retention: 'P3M', operationRetention: 'P7D' }, 5_000, 'root');
+  await writeAuditSettings(store, { retention: 'P3M', operationRetention: 'P7D', push: { audit: true, console: false } }, 5_000, 'root');
   await writeLastSweep(store, { at: 6_000, deleted: { changes: 3, security: 0, operations: 1 } });
   assert.deepEqual(await readAuditSettings(store), {
-    retention: 'P3M', operationRetention: 'P7D', updatedAt: 5_000, updatedBy: 'root', lastSweep: { at: 6_000, deleted: { changes: 3, security: 0, operations: 1 } },
+    retention: 'P3M', operationRetention: 'P7D', push: { audit: true, console: false }, updatedAt: 5_000, updatedBy: 'root', lastSweep: { at: 6_000, deleted: { changes: 3, security: 0, operations: 1 } },
   });
-  await assert.rejects(writeAuditRetention(store, { retention: 'P4M' as never, operationRetention: 'P7D' }, 7_000, 'root'));
-  await assert.rejects(writeAuditRetention(store, { retention: 'P1Y', operationRetention: 'P6D' }, 7_000, 'root'));
+  await assert.rejects(writeAuditSettings(store, { retention: 'P4M' as never, operationRetention: 'P7D', push: { audit: false, console: false } }, 7_000, 'root'));
+  await assert.rejects(writeAuditSettings(store, { retention: 'P1Y', operationRetention: 'P6D', push: { audit: false, console: false } }, 7_000, 'root'));
   assert.equal((await readAuditSettings(store)).retention, 'P3M');
 
   for (const ok of ['P7D', 'P365D', 'P2W', 'P52W', 'P1M', 'P12M', 'P1Y']) assert.equal(isOperationRetention(ok), true, ok);
@@ -255,6 +262,6 @@ test('batches: more rows than one INSERT takes go in one transaction, all or not
   const failing = Array.from({ length: 1_100 }, (_, i) => event({ action: `lost.${i}` }));
   failing[1_050] = { ...failing[1_050]!, id: ids[0]! };
   await assert.rejects(insertEvents(store, failing));
-  assert.equal((await queryEvents(store, { limit: 5, text: 'lost.' })).length, 0);
+  assert.equal((await queryEvents(store, { limit: 5, kind: 'lost' })).length, 0);
   assert.equal((await queryEvents(store, { limit: 2_000 })).length, 1_201);
 });

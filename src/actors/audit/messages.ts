@@ -9,10 +9,21 @@
  */
 import type { StoreOptions } from '../../store/orm.ts';
 import type { AuditQuery, AuditRow, NewAuditRow, SweepCounts } from '../../store/audit.ts';
-import type { AuditSettings } from '../../store/audit-settings.ts';
+import type { AuditChoice, AuditSettings } from '../../store/audit-settings.ts';
 
 /** A line as the recorder hands it: the store adds the id, the batcher the node. */
 export type AuditEntry = Omit<NewAuditRow, 'id' | 'node'>;
+
+/**
+ * The collector push's two streams (spec 1.3 rule 11): `audit` is the data plane's (application
+ * sign-ins, refusals, password and factor changes, audited operations), `console` the console's
+ * (changes and console sign-ins). Each has its switch and its drop count.
+ */
+export type AuditStream = 'audit' | 'console';
+
+export function streamOf(line: { readonly part: string; readonly targetKind: string }): AuditStream {
+  return line.part === 'changes' || line.targetKind === 'console' ? 'console' : 'audit';
+}
 
 /** What the planes hold to record a line: never blocks, never throws. */
 export interface AuditRecorder {
@@ -43,12 +54,10 @@ export interface SweepReport {
 export type AuditCalls = {
   'audit.query': { args: AuditQuery; result: AuditRow[] };
   'settings.get': { args: null; result: AuditSettings };
-  'settings.put': { args: { settings: Omit<AuditSettings, 'updatedAt' | 'updatedBy'>; by: string }; result: AuditSettings };
-  /** Sweeps now (also done every hour on the clock). */
-  'audit.sweep': { args: null; result: SweepReport };
+  'settings.put': { args: { settings: AuditChoice; by: string }; result: AuditSettings };
   /** The last sweep, the push queue and the drops inside the worker. */
   'audit.state': { args: null; result: { sweep: SweepReport; push: PushState } };
-  /** Waits until every line told before this call is written: tests and a clean stop. */
+  /** Waits until every line told before this call is written and a sweep under way is done (tests). */
   'audit.settle': { args: null; result: null };
 };
 

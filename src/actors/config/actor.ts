@@ -78,7 +78,10 @@ runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
     ctx.log.warn('the configuration change bus lost its connection; changes from other nodes arrive within a second', errorAttrs(err));
   });
 
-  const deps: WriteDeps = { store, masterKey, now: () => ctx.clock.now(), publish };
+  const deps: WriteDeps = {
+    store, masterKey, node: init.node, now: () => ctx.clock.now(), caller: () => ctx.caller(), publish,
+    written: (rows) => ctx.emit({ type: 'audit.written', rows: [...rows] }),
+  };
 
   return {
     handlers: {

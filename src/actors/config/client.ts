@@ -9,6 +9,7 @@ import { RouteTable } from '../../pipeline/route-table.ts';
 import { RoleGraph } from '../../pipeline/roles.ts';
 import { IdentitySigner } from '../../pipeline/identity.ts';
 import { EndpointRules } from '../../pipeline/endpoint-rules.ts';
+import type { AuditRow } from '../../store/audit.ts';
 import type { AccountView, ConfigCalls, ConfigEvent, ConfigInit, SessionView, Snapshot, TokenView } from './messages.ts';
 
 /**
@@ -44,6 +45,8 @@ export class ConfigView {
         return;
       case 'session.removed':
         this.sessions.delete(event.id);
+        return;
+      case 'audit.written':
         return;
     }
   }
@@ -84,14 +87,21 @@ export class ConfigClient {
   readonly view = new ConfigView();
   readonly host: ActorHost<ConfigCalls, ConfigInit, ConfigEvent>;
 
-  constructor(opts: { store: StoreOptions; log: Logger; clock: Clock; masterKey: Buffer; pollMs?: number }) {
+  constructor(opts: {
+    store: StoreOptions; log: Logger; clock: Clock; masterKey: Buffer; node: string; pollMs?: number;
+    /** Audit lines the actor committed with a change (for the collector push). */
+    onAuditWritten?: (rows: readonly AuditRow[]) => void;
+  }) {
     this.host = new ActorHost<ConfigCalls, ConfigInit, ConfigEvent>({
       name: 'config',
       module: siblingModule(import.meta.url, './actor.ts'),
-      init: () => ({ store: opts.store, pollMs: opts.pollMs ?? 1000, masterKey: opts.masterKey.toString('base64') }),
+      init: () => ({ store: opts.store, pollMs: opts.pollMs ?? 1000, masterKey: opts.masterKey.toString('base64'), node: opts.node }),
       log: opts.log,
       clock: opts.clock,
-      onEvent: (event) => this.view.apply(event),
+      onEvent: (event) => {
+        if (event.type === 'audit.written') opts.onAuditWritten?.(event.rows);
+        else this.view.apply(event);
+      },
     });
   }
 

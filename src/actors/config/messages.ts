@@ -11,6 +11,7 @@ import type { RouteInput } from '../../core/routes/route-input.ts';
 import type { OrganisationInput } from '../../core/organisations/organisation-input.ts';
 import type { SigningKey } from '../../pipeline/identity.ts';
 import type { Declarative } from '../../core/declarative/document.ts';
+import type { AuditRow } from '../../store/audit.ts';
 
 export interface AccountView {
   readonly id: string;
@@ -103,7 +104,9 @@ export interface AccountChange {
 export type ConfigEvent =
   | { readonly type: 'snapshot'; readonly snapshot: Snapshot }
   | { readonly type: 'session.added'; readonly session: SessionView }
-  | { readonly type: 'session.removed'; readonly id: string };
+  | { readonly type: 'session.removed'; readonly id: string }
+  /** Audit lines committed with a change: on to the AuditBatcher for the collector push. */
+  | { readonly type: 'audit.written'; readonly rows: readonly AuditRow[] };
 
 export type ConfigCalls = {
   ping: { args: null; result: { driver: 'sqlite' | 'postgresql' } };
@@ -136,4 +139,6 @@ export interface ConfigInit {
   readonly pollMs: number;
   /** The vault master key, base64: seals vault values and signing keys. */
   readonly masterKey: string;
+  /** This node's name, written on the audit lines of its changes. */
+  readonly node: string;
 }

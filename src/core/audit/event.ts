@@ -71,8 +71,10 @@ export interface AuditEvent {
 /** What the recorder hands to the trail: the store adds `id` and `node`. */
 export type AuditInput = Omit<AuditEvent, 'id' | 'node'>;
 
-/** Longest target name kept: a typed sign-in name is clipped to it, not refused. */
+/** Longest target name kept. */
 export const TARGET_NAME_MAX = 200;
+/** A name typed at a sign-in page that matches no account is kept this long: enough to see what was tried. */
+export const TYPED_NAME_MAX = 64;
 
 /** A caller-typed text cut to `max` characters (whole code points), with `…` when it was longer. */
 export function clip(text: string, max = TARGET_NAME_MAX): string {

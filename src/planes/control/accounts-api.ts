@@ -3,7 +3,7 @@ import type { Router } from '../../http/router.ts';
 import { CAPABILITIES, parseAccountUpdate, parseNewAccount, type AccountInput } from '../../core/accounts/account-input.ts';
 import type { AccountView } from '../../actors/config/messages.ts';
 import type { GatewayContext } from '../context.ts';
-import type { Principal } from '../principal.ts';
+import { callerOf, type Principal } from '../principal.ts';
 import { requireCapability } from './auth.ts';
 import { idParam, notFound, STRINGS, WRITE_REFUSALS } from './resource-docs.ts';
 
@@ -66,7 +66,7 @@ export function addAccountsApi(router: Router<Principal>, gw: GatewayContext): v
       name: rest.name, roles: rest.roles ?? [], capabilities: rest.capabilities ?? [],
       organisation: rest.organisation ?? null, disabled: rest.disabled ?? false,
       passwordHash: await gw.pool.hashPassword(password),
-    });
+    }, callerOf(ctx.principal, ctx.ex));
     return { status: 201, headers: { location: `/api/accounts/${id}` }, body: accountBody(find(id)) };
   });
 
@@ -83,7 +83,7 @@ export function addAccountsApi(router: Router<Principal>, gw: GatewayContext): v
     const { password, ...change } = input;
     const ok = await gw.config.call('account.update', {
       id, change: { ...change, ...(password !== undefined ? { passwordHash: await gw.pool.hashPassword(password) } : {}) },
-    });
+    }, callerOf(ctx.principal, ctx.ex));
     if (!ok) throw notFound('account', id);
     return { body: accountBody(find(id)) };
   });
@@ -98,7 +98,7 @@ export function addAccountsApi(router: Router<Principal>, gw: GatewayContext): v
     if (ctx.principal.kind !== 'anonymous' && ctx.principal.account?.id === id) {
       throw new GatewayError('account.protected', 'You cannot delete the account you are signed in with.');
     }
-    if (!(await gw.config.call('account.delete', { id }))) throw notFound('account', id);
+    if (!(await gw.config.call('account.delete', { id }, callerOf(ctx.principal, ctx.ex)))) throw notFound('account', id);
     return { status: 204 };
   });
 }

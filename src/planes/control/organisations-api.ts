@@ -2,7 +2,7 @@ import type { Router } from '../../http/router.ts';
 import { parseOrganisation } from '../../core/organisations/organisation-input.ts';
 import type { OrganisationView } from '../../core/model.ts';
 import type { GatewayContext } from '../context.ts';
-import type { Principal } from '../principal.ts';
+import { callerOf, type Principal } from '../principal.ts';
 import { requireCapability } from './auth.ts';
 import { idParam, notFound, STRINGS, WRITE_REFUSALS } from './resource-docs.ts';
 
@@ -49,7 +49,7 @@ export function addOrganisationsApi(router: Router<Principal>, gw: GatewayContex
   }, async (ctx) => {
     requireCapability(ctx.principal, CAPABILITY);
     const input = parseOrganisation(idParam(ctx.params, 'organisation'), await ctx.json());
-    const { created } = await gw.config.call('organisation.put', input);
+    const { created } = await gw.config.call('organisation.put', input, callerOf(ctx.principal, ctx.ex));
     return { status: created ? 201 : 200, body: body(find(input.id)), ...(created ? { headers: { location: `/api/organisations/${input.id}` } } : {}) };
   });
 
@@ -59,7 +59,7 @@ export function addOrganisationsApi(router: Router<Principal>, gw: GatewayContex
   }, async (ctx) => {
     requireCapability(ctx.principal, CAPABILITY);
     const id = idParam(ctx.params, 'organisation');
-    if (!(await gw.config.call('organisation.delete', { id }))) throw notFound('organisation', id);
+    if (!(await gw.config.call('organisation.delete', { id }, callerOf(ctx.principal, ctx.ex)))) throw notFound('organisation', id);
     return { status: 204 };
   });
 }

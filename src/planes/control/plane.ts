@@ -17,6 +17,7 @@ import { addOrganisationsApi } from './organisations-api.ts';
 import { addVaultApi } from './vault-api.ts';
 import { addSchedulesApi } from '../shared/schedules-api.ts';
 import { addSettingsApi } from './settings-api.ts';
+import { addAuditApi } from './audit-api.ts';
 import { addSchedulesLiveRoute } from './schedules-live.ts';
 
 export function controlRouter(gw: GatewayContext): Router<Principal> {
@@ -33,6 +34,7 @@ export function controlRouter(gw: GatewayContext): Router<Principal> {
   addSchedulesLiveRoute(router); // before /api/schedules/{id}, which would take "live" as an id
   addSchedulesApi(router, gw, 'control');
   addSettingsApi(router, gw);
+  addAuditApi(router, gw);
   let document: Record<string, unknown> | undefined;
   router.add('GET', '/api/openapi.json', {
     summary: 'This document: the control plane\'s API', tags: ['meta'], auth: 'none',

@@ -10,6 +10,7 @@ import type { GatewayContext } from '../context.ts';
 import { principalLabel, type Principal } from '../principal.ts';
 import { requireCapability } from './auth.ts';
 import { seconds, WRITE_REFUSALS } from './resource-docs.ts';
+import { recordChange } from '../shared/audit-note.ts';
 
 const SETTINGS = {
   type: 'object',
@@ -42,7 +43,12 @@ export function addSettingsApi(router: Router<Principal>, gw: GatewayContext): v
     requireCapability(ctx.principal, 'root');
     const { retentionMs } = parseSchedulesSettings(await ctx.json());
     const by = principalLabel(ctx.principal);
+    const before = await gw.schedules.call('settings.get', null);
     const stored = await gw.schedules.call('settings.put', { retentionMs, by });
+    recordChange(gw, ctx, {
+      action: 'settings.update', target: { kind: 'settings', id: 'schedules', name: 'schedules' },
+      before: { retention: formatRetention(before.retentionMs) }, after: { retention: formatRetention(stored.retentionMs) },
+    });
     gw.log.info('scheduler history retention changed', { retention: formatRetention(retentionMs), by });
     return { body: answer(stored) };
   });

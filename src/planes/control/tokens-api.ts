@@ -2,7 +2,7 @@ import type { Router } from '../../http/router.ts';
 import { parseToken } from '../../core/tokens/token-input.ts';
 import type { TokenRecord } from '../../actors/config/messages.ts';
 import type { GatewayContext } from '../context.ts';
-import type { Principal } from '../principal.ts';
+import { callerOf, type Principal } from '../principal.ts';
 import { requireCapability } from './auth.ts';
 import { idParam, notFound, seconds, STRINGS, WRITE_REFUSALS } from './resource-docs.ts';
 
@@ -31,7 +31,7 @@ export function addTokensApi(router: Router<Principal>, gw: GatewayContext): voi
     const input = parseToken(await ctx.json());
     const caller = ctx.principal.kind === 'anonymous' ? undefined : ctx.principal.account?.id;
     const account = input.kind === 'admin' ? input.account ?? caller ?? null : input.account ?? null;
-    const minted = await gw.config.call('token.create', { name: input.name, kind: input.kind, account, routes: input.routes, roles: input.roles });
+    const minted = await gw.config.call('token.create', { name: input.name, kind: input.kind, account, routes: input.routes, roles: input.roles }, callerOf(ctx.principal, ctx.ex));
     return { status: 201, headers: { location: `/api/tokens/${minted.id}` }, body: minted };
   });
 
@@ -50,7 +50,7 @@ export function addTokensApi(router: Router<Principal>, gw: GatewayContext): voi
   }, async (ctx) => {
     requireCapability(ctx.principal, 'root');
     const id = idParam(ctx.params, 'token');
-    if (!(await gw.config.call('token.revoke', { id }))) throw notFound('live token', id);
+    if (!(await gw.config.call('token.revoke', { id }, callerOf(ctx.principal, ctx.ex)))) throw notFound('live token', id);
     return { status: 204 };
   });
 }

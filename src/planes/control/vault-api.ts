@@ -2,7 +2,7 @@ import type { Router } from '../../http/router.ts';
 import { parseVaultValue, vaultName } from '../../core/vault/vault-input.ts';
 import type { VaultRecord } from '../../actors/config/messages.ts';
 import type { GatewayContext } from '../context.ts';
-import type { Principal } from '../principal.ts';
+import { callerOf, type Principal } from '../principal.ts';
 import { requireCapability } from './auth.ts';
 import { idParam, notFound, seconds, WRITE_REFUSALS } from './resource-docs.ts';
 
@@ -59,7 +59,7 @@ export function addVaultApi(router: Router<Principal>, gw: GatewayContext): void
       requireScope(ctx.principal, organisation);
       const name = vaultName(ctx.params.name ?? '');
       const value = parseVaultValue(await ctx.json());
-      const { created } = await gw.config.call('vault.put', { organisation, name, value });
+      const { created } = await gw.config.call('vault.put', { organisation, name, value }, callerOf(ctx.principal, ctx.ex));
       return created
         ? { status: 201, headers: { location: `${base.replace('{id}', organisation ?? '')}/${name}` }, body: { name, scope: organisation ?? 'app' } }
         : { status: 204 };
@@ -72,7 +72,7 @@ export function addVaultApi(router: Router<Principal>, gw: GatewayContext): void
       const organisation = scopeOf(ctx.params);
       requireScope(ctx.principal, organisation);
       const name = vaultName(ctx.params.name ?? '');
-      if (!(await gw.config.call('vault.delete', { organisation, name }))) throw notFound('vault entry', name);
+      if (!(await gw.config.call('vault.delete', { organisation, name }, callerOf(ctx.principal, ctx.ex)))) throw notFound('vault entry', name);
       return { status: 204 };
     });
   }

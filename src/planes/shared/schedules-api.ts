@@ -18,6 +18,7 @@ import type { GatewayContext } from '../context.ts';
 import { principalLabel, type Principal } from '../principal.ts';
 import { requireCapability } from '../control/auth.ts';
 import { SCHEDULE_DOC, RUN_DOC } from './schedules-docs.ts';
+import { recordChange } from './audit-note.ts';
 import { cursorCodec, nextLink, readPageQuery } from '../../http/cursor.ts';
 
 type Plane = 'internal' | 'control';
@@ -98,6 +99,15 @@ export function addSchedulesApi(router: Router<Principal>, gw: GatewayContext, p
     return write;
   };
 
+  /**
+   * A console action on a schedule is a change of the control plane and goes to the trail; the
+   * backends' own writes on the internal plane are their business, recorded in the run history.
+   */
+  const consoleAction = (ctx: Ctx, action: string, s: { id: string; organisation?: string | null }, detail: string) => {
+    if (plane !== 'control' || scheduleToken(ctx.principal)) return;
+    recordChange(gw, ctx, { action, target: { kind: 'schedule', id: s.id, name: s.id }, organisation: s.organisation ?? null, detail });
+  };
+
   const notFound = (id: string) => new GatewayError('not-found', `No schedule with the id "${id}" is yours to see.`);
   const id = (ctx: Ctx) => ctx.params.id ?? '';
   const base = '/api/schedules';
@@ -153,7 +163,10 @@ export function addSchedulesApi(router: Router<Principal>, gw: GatewayContext, p
     summary: 'Delete a schedule and its history', tags, auth,
     responses: { 204: { description: 'deleted' }, 404: { description: 'no such schedule' } },
   }, async (ctx) => {
-    if (!(await gw.schedules.call('schedule.delete', { id: id(ctx), owner: ownerOf(ctx) }))) throw notFound(id(ctx));
+    const owner = ownerOf(ctx);
+    const s = await gw.schedules.call('schedule.get', { id: id(ctx), owner });
+    if (!s || !(await gw.schedules.call('schedule.delete', { id: id(ctx), owner }))) throw notFound(id(ctx));
+    consoleAction(ctx, 'schedule.delete', s, 'deleted, with its history');
     return { status: 204 };
   });
 
@@ -164,6 +177,7 @@ export function addSchedulesApi(router: Router<Principal>, gw: GatewayContext, p
     }, async (ctx) => {
       const s = await gw.schedules.call(`schedule.${action}`, { id: id(ctx), owner: ownerOf(ctx) });
       if (!s) throw notFound(id(ctx));
+      consoleAction(ctx, `schedule.${action}`, s, action === 'pause' ? 'paused' : 'resumed');
       return { body: s };
     });
   }
@@ -187,6 +201,7 @@ export function addSchedulesApi(router: Router<Principal>, gw: GatewayContext, p
     const by = principalLabel(ctx.principal);
     const s = await gw.schedules.call('schedule.run', { id: id(ctx), owner, replayOf, by });
     if (!s) throw notFound(id(ctx));
+    consoleAction(ctx, replayOf ? 'schedule.replay' : 'schedule.run', s, replayOf ? `replay of ${replayOf}` : 'run now');
     return { status: 202, body: s };
   });
 

@@ -9,7 +9,10 @@ import { SigninThrottle } from '../../core/sessions/throttle.ts';
 import { DECOY_HASH } from '../../workers/tasks/password.ts';
 import type { SessionScope } from '../../actors/config/messages.ts';
 import type { GatewayContext } from '../context.ts';
-import { SESSION_COOKIES, type Principal } from '../principal.ts';
+import { SESSION_COOKIES, traceIdOf, type Principal } from '../principal.ts';
+import type { RequestContext } from '../../http/router.ts';
+import type { AccountView } from '../../actors/config/messages.ts';
+import { clip, TYPED_NAME_MAX } from '../../core/audit/event.ts';
 import { ownOrigin } from './origin.ts';
 
 export const SESSION_TTL_MS = 12 * 60 * 60_000;
@@ -53,6 +56,19 @@ export function addSessionEndpoints(router: Router<Principal>, gw: GatewayContex
   const cookie = (value: string, maxAgeSeconds: number, secure: boolean) =>
     `${cookieName}=${value}; Path=/; HttpOnly; SameSite=${sameSite}; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`;
   const throttle = new SigninThrottle(gw.clock);
+  /**
+   * The account half of the trail (spec 1.3 rules 8-9, 6.1), written by the sign-in pages, never
+   * through the control plane's changes: target kind `console` for the console, `account` for an
+   * application. A name matching no account has no actor, and the typed name, clipped, is the target.
+   */
+  const signinLine = (ctx: RequestContext<Principal>, account: AccountView | null, typed: string, action: string, detail: string | null) => {
+    gw.audit.record({
+      at: gw.clock.now(), part: 'security', action,
+      actorAccount: account?.name ?? null, actorToken: null,
+      targetKind: scope === 'console' ? 'console' : 'account', targetId: account?.id ?? null, targetName: account?.name ?? clip(typed, TYPED_NAME_MAX),
+      organisation: account?.organisation ?? null, changes: null, detail, address: ctx.ex.remoteAddress, traceId: traceIdOf(ctx.ex), attributes: null,
+    });
+  };
 
   router.add('POST', path, {
     summary: `Sign in to ${what}`,
@@ -84,6 +100,7 @@ export function addSessionEndpoints(router: Router<Principal>, gw: GatewayContex
       throw new GatewayError('origin-mismatch', `Sign-in must come from the origin it is sent to, not ${origin}.`);
     }
 
+    // Refused while locked: the trail has the attempt that tripped the lock, and nothing after (rule 8).
     const lockedMs = throttle.locked(name);
     if (lockedMs > 0) {
       throw new GatewayError('signin.locked', undefined, undefined, { retryAfter: Math.ceil(lockedMs / 1000) });
@@ -93,14 +110,17 @@ export function addSessionEndpoints(router: Router<Principal>, gw: GatewayContex
     const ok = await gw.pool.verifyPassword(password, account?.passwordHash ?? DECOY_HASH);
     if (!account || !ok || account.disabled) {
       const tripped = throttle.fail(name);
-      gw.log.info(tripped ? 'sign-in locked' : 'sign-in refused', {
-        scope, name: name.slice(0, 64), reason: !account ? 'bad-credentials' : account.disabled ? 'disabled' : 'bad-credentials', address: ctx.ex.remoteAddress,
-      });
+      // The visitor reads one sentence; the trail states the real reason.
+      const reason = !account || !ok ? 'bad-credentials' : 'disabled';
+      gw.log.info(tripped ? 'sign-in locked' : 'sign-in refused', { scope, name: name.slice(0, 64), reason, address: ctx.ex.remoteAddress });
+      signinLine(ctx, account ?? null, name, tripped ? 'signin.locked' : 'signin.refused', tripped ? 'throttled' : reason);
       if (tripped) throw new GatewayError('signin.locked', undefined, undefined, { retryAfter: 900 });
       throw new GatewayError('signin.refused');
     }
     throttle.succeed(name);
     const session = await gw.config.call('session.create', { account: account.id, scope, ttlMs: SESSION_TTL_MS });
+    signinLine(ctx, account, name, 'signin', 'password');
+    if (account.organisation) signinLine(ctx, account, name, 'signin.organisation', gw.config.view.organisations.get(account.organisation)?.name ?? account.organisation);
     return {
       headers: { 'set-cookie': cookie(session.secret, SESSION_TTL_MS / 1000, ctx.ex.secure) },
       body: {
@@ -121,6 +141,7 @@ export function addSessionEndpoints(router: Router<Principal>, gw: GatewayContex
   }, async (ctx) => {
     if (ctx.principal.kind !== 'session') throw new GatewayError('unauthenticated', 'Only a session can sign out; a token is revoked with DELETE /api/tokens/{id}.');
     await gw.config.call('session.delete', { id: ctx.principal.sessionId });
+    signinLine(ctx, ctx.principal.account, ctx.principal.account.name, 'signout', null);
     return { status: 204, headers: { 'set-cookie': cookie('', 0, ctx.ex.secure) } };
   });
 }

@@ -6,11 +6,16 @@ import type { ConfigCalls } from '../messages.ts';
 import { write, type WriteDeps } from './deps.ts';
 import type { ActorHandlers } from '../../../workers/actor-runtime.ts';
 
+/** An account as the trail compares it; the hash is there so that a new password shows as a change (masked). */
+function accountRecord(a: Account) {
+  return { name: a.name, roles: [...a.roles], capabilities: [...a.capabilities], organisation: a.organisation ?? null, disabled: a.disabled, passwordHash: a.passwordHash };
+}
+
 type AccountCalls = Pick<ConfigCalls, 'account.create' | 'account.update' | 'account.delete'>;
 
 export function accountHandlers(deps: WriteDeps): ActorHandlers<AccountCalls> {
   return {
-    'account.create': (input) => write(deps, 'account', async (em) => {
+    'account.create': (input) => write(deps, 'account', async (em, audit) => {
       await assertRolesExist(em, input.roles, 'roles');
       await assertOrganisationExists(em, input.organisation, 'organisation');
       if (await em.findOne(Account, { name: input.name }, { fields: ['id'] })) {
@@ -18,13 +23,15 @@ export function accountHandlers(deps: WriteDeps): ActorHandlers<AccountCalls> {
       }
       const now = deps.now();
       const id = newId();
-      em.create(Account, { id, ...input, roles: [...input.roles], capabilities: [...input.capabilities], createdAt: now, updatedAt: now });
+      const account = em.create(Account, { id, ...input, roles: [...input.roles], capabilities: [...input.capabilities], createdAt: now, updatedAt: now });
       await em.flush();
+      audit.note({ target: { kind: 'account', id, name: input.name }, organisation: input.organisation, before: null, after: accountRecord(account) });
       return { id };
     }),
-    'account.update': ({ id, change }) => write(deps, 'account', async (em) => {
+    'account.update': ({ id, change }) => write(deps, 'account', async (em, audit) => {
       const account = await em.findOne(Account, { id });
       if (!account) return false;
+      const before = accountRecord(account);
       if (account.name === 'root' && (change.disabled === true || (change.capabilities && !change.capabilities.includes('root')))) {
         throw new GatewayError('account.protected', 'The root account cannot be disabled or lose the root capability.');
       }
@@ -41,16 +48,19 @@ export function accountHandlers(deps: WriteDeps): ActorHandlers<AccountCalls> {
       // A new password or a disabled account ends the sessions opened before.
       if (change.passwordHash !== undefined || change.disabled === true) await em.nativeDelete(Session, { account: id });
       await em.flush();
+      audit.note({ target: { kind: 'account', id, name: account.name }, organisation: account.organisation ?? before.organisation, before, after: accountRecord(account) });
       return true;
     }),
-    'account.delete': ({ id }) => write(deps, 'account', async (em) => {
+    'account.delete': ({ id }) => write(deps, 'account', async (em, audit) => {
       const account = await em.findOne(Account, { id });
       if (!account) return false;
       if (account.name === 'root') throw new GatewayError('account.protected', 'The root account cannot be deleted.');
       await em.nativeDelete(Session, { account: id });
       await em.nativeUpdate(Token, { account: id, revokedAt: null }, { revokedAt: deps.now() });
+      const before = accountRecord(account);
       em.remove(account);
       await em.flush();
+      audit.note({ target: { kind: 'account', id, name: before.name }, organisation: before.organisation, before, after: null });
       return true;
     }),
   };

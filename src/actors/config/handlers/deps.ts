@@ -2,28 +2,43 @@ import type { EntityManager } from '@mikro-orm/core';
 import type { Store } from '../../../store/orm.ts';
 import { Change } from '../../../store/entities.ts';
 import { retryBusy } from '../../../store/busy.ts';
+import { insertEventsIn, type AuditRow } from '../../../store/audit.ts';
+import type { Caller } from '../../../workers/protocol.ts';
+import { AuditNotes, linesOf } from '../../../core/audit/lines.ts';
 
 /** What the write handlers share inside the config actor. */
 export interface WriteDeps {
   readonly store: Store;
   readonly masterKey: Buffer;
+  /** This node's name, written on its audit lines. */
+  readonly node: string;
   now(): number;
+  /** Who asked for the call being handled (carried on the call), or null: the gateway itself. */
+  caller(): Caller | null;
   /** Reloads the snapshot and pushes it to the main thread (before the call's reply). */
   publish(): Promise<void>;
+  /** Hands lines written in a committed transaction on (to the collector push). */
+  written(rows: readonly AuditRow[]): void;
 }
 
 /**
- * One configuration write: its rows and the change row that tells every node, in one
- * transaction (a refusal thrown inside leaves nothing), then the fresh snapshot. A write that
- * returns `false` changed nothing, so it neither records a change nor republishes.
+ * One configuration write: its rows, the change row that tells every node, and the audit lines
+ * of what moved, in one transaction (a refusal thrown inside leaves nothing, line included), then
+ * the fresh snapshot. A write that returns `false` changed nothing, so it neither records a change
+ * nor republishes. The lines are stamped here with the caller, never by the handlers.
  */
-export async function write<T>(deps: WriteDeps, kind: string, fn: (em: EntityManager) => Promise<T>): Promise<T> {
+export async function write<T>(deps: WriteDeps, kind: string, fn: (em: EntityManager, audit: AuditNotes) => Promise<T>): Promise<T> {
+  let lines: AuditRow[] = [];
   const result = await retryBusy(() => deps.store.em().transactional(async (em) => {
-    const out = await fn(em);
+    const audit = new AuditNotes();
+    const out = await fn(em, audit);
     // `false` is a write that found nothing to change (an unknown id): no node needs to reload.
     if (out !== false) em.create(Change, { kind, at: deps.now() });
+    await em.flush();
+    lines = await insertEventsIn(em, deps.store.driver, linesOf(audit.notes, deps.caller(), deps.now(), deps.node));
     return out;
   }));
   if (result !== false) await deps.publish();
+  if (lines.length > 0) deps.written(lines);
   return result;
 }

@@ -18,24 +18,41 @@ export async function putOrganisation(em: EntityManager, input: OrganisationInpu
   return { created: true };
 }
 
+function organisationRecord(o: Organisation) {
+  return { name: o.name, hours: o.hours ?? null };
+}
+
 type OrganisationCalls = Pick<ConfigCalls, 'organisation.put' | 'organisation.delete'>;
 
 export function organisationHandlers(deps: WriteDeps): ActorHandlers<OrganisationCalls> {
   return {
-    'organisation.put': (input) => write(deps, 'organisation', async (em) => {
+    'organisation.put': (input) => write(deps, 'organisation', async (em, audit) => {
+      const old = await em.findOne(Organisation, { id: input.id });
+      const before = old ? organisationRecord(old) : null;
       const out = await putOrganisation(em, input, deps.now());
       await em.flush();
+      const after = organisationRecord((await em.findOne(Organisation, { id: input.id }))!);
+      audit.note({ target: { kind: 'organisation', id: input.id, name: input.name }, organisation: input.id, before, after });
       return out;
     }),
-    'organisation.delete': ({ id }) => write(deps, 'organisation', async (em) => {
+    'organisation.delete': ({ id }) => write(deps, 'organisation', async (em, audit) => {
       const [members, routes] = await Promise.all([
         em.count(Account, { organisation: id }), em.count(Route, { organisation: id }),
       ]);
       if (members + routes > 0) {
         throw new GatewayError('organisation.in-use', `The organisation "${id}" still has ${members} member account(s) and ${routes} route(s); move them first.`);
       }
+      const old = await em.findOne(Organisation, { id });
+      if (!old) return false;
+      const before = organisationRecord(old);
+      const secrets = await em.count(VaultEntry, { scope: vaultScope(id) });
       await em.nativeDelete(VaultEntry, { scope: vaultScope(id) });
-      return (await em.nativeDelete(Organisation, { id })) > 0;
+      await em.nativeDelete(Organisation, { id });
+      audit.note({
+        target: { kind: 'organisation', id, name: old.name }, organisation: id, before, after: null,
+        detail: secrets > 0 ? `deleted, with its ${secrets} vault ${secrets === 1 ? 'entry' : 'entries'}` : 'deleted',
+      });
+      return true;
     }),
   };
 }

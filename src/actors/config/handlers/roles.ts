@@ -43,18 +43,25 @@ type RoleCalls = Pick<ConfigCalls, 'role.put' | 'role.delete'>;
 
 export function roleHandlers(deps: WriteDeps): ActorHandlers<RoleCalls> {
   return {
-    'role.put': (input) => write(deps, 'role', async (em) => {
+    'role.put': (input) => write(deps, 'role', async (em, audit) => {
+      const old = await em.findOne(Role, { name: input.name });
+      const before = old ? { implies: [...old.implies] } : null;
       const out = await putRole(em, input, deps.now());
       await em.flush();
+      audit.note({ target: { kind: 'role', id: input.name, name: input.name }, before, after: { implies: [...input.implies] } });
       return out;
     }),
-    'role.delete': ({ name }) => write(deps, 'role', async (em) => {
+    'role.delete': ({ name }) => write(deps, 'role', async (em, audit) => {
       const users = await usersOfRole(em, name);
       if (users.length > 0) {
         const shown = users.slice(0, 10).join(', ') + (users.length > 10 ? ` and ${users.length - 10} more` : '');
         throw new GatewayError('role.in-use', `The role "${name}" is still named by ${shown}; change them first.`);
       }
-      return (await em.nativeDelete(Role, { name })) > 0;
+      const old = await em.findOne(Role, { name });
+      if (!old) return false;
+      await em.nativeDelete(Role, { name });
+      audit.note({ target: { kind: 'role', id: name, name }, before: { implies: [...old.implies] }, after: null });
+      return true;
     }),
   };
 }

@@ -35,16 +35,27 @@ type RouteCalls = Pick<ConfigCalls, 'route.put' | 'route.get' | 'route.list' | '
 
 export function routeHandlers(deps: WriteDeps): ActorHandlers<RouteCalls> {
   return {
-    'route.put': (input) => write(deps, 'route', async (em) => {
+    'route.put': (input) => write(deps, 'route', async (em, audit) => {
+      const old = await em.findOne(Route, { id: input.id });
+      const before = old ? routeRecord(old) : null;
       const { created, route } = await putRoute(em, input, deps.now());
       await em.flush();
-      return { created, route: routeRecord(route) };
+      const after = routeRecord(route);
+      audit.note({ target: { kind: 'route', id: route.id, name: route.id }, organisation: after.organisation, before, after });
+      return { created, route: after };
     }),
     'route.get': async ({ id }) => {
       const r = await deps.store.em().findOne(Route, { id });
       return r ? routeRecord(r) : null;
     },
     'route.list': async () => (await deps.store.em().find(Route, {}, { orderBy: { id: 'asc' } })).map(routeRecord),
-    'route.delete': ({ id }) => write(deps, 'route', async (em) => (await em.nativeDelete(Route, { id })) > 0),
+    'route.delete': ({ id }) => write(deps, 'route', async (em, audit) => {
+      const old = await em.findOne(Route, { id });
+      if (!old) return false;
+      const before = routeRecord(old);
+      await em.nativeDelete(Route, { id });
+      audit.note({ target: { kind: 'route', id, name: id }, organisation: before.organisation, before, after: null });
+      return true;
+    }),
   };
 }

@@ -15,7 +15,7 @@ export function vaultId(organisation: string | null, name: string): string {
 
 export function vaultHandlers(deps: WriteDeps): ActorHandlers<VaultCalls> {
   return {
-    'vault.put': ({ organisation, name, value }) => write(deps, 'vault', async (em) => {
+    'vault.put': ({ organisation, name, value }) => write(deps, 'vault', async (em, audit) => {
       await assertOrganisationExists(em, organisation, 'organisation');
       const id = vaultId(organisation, name);
       const sealed = seal(deps.masterKey, id, value);
@@ -27,9 +27,19 @@ export function vaultHandlers(deps: WriteDeps): ActorHandlers<VaultCalls> {
         em.create(VaultEntry, { id, scope: vaultScope(organisation), name, sealed, createdAt: now, updatedAt: now });
       }
       await em.flush();
+      // The name only: the value never enters the trail, not even masked (spec 1.3, vault).
+      audit.note({
+        action: existing ? 'vault.update' : 'vault.create', target: { kind: 'vault', id, name }, organisation,
+        detail: existing ? 'value replaced' : 'created',
+      });
       return { created: !existing };
     }),
-    'vault.delete': ({ organisation, name }) => write(deps, 'vault', async (em) => (await em.nativeDelete(VaultEntry, { id: vaultId(organisation, name) })) > 0),
+    'vault.delete': ({ organisation, name }) => write(deps, 'vault', async (em, audit) => {
+      const id = vaultId(organisation, name);
+      if ((await em.nativeDelete(VaultEntry, { id })) === 0) return false;
+      audit.note({ action: 'vault.delete', target: { kind: 'vault', id, name }, organisation, detail: 'deleted' });
+      return true;
+    }),
     'vault.list': async ({ organisation }) => {
       const rows = await deps.store.em().find(VaultEntry, { scope: vaultScope(organisation) }, { orderBy: { name: 'asc' } });
       return rows.map((r): VaultRecord => {

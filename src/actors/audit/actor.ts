@@ -1,0 +1,93 @@
+/** AuditBatcher, worker side. */
+import { runActor } from '../../workers/actor-runtime.ts';
+import { openStore } from '../../store/orm.ts';
+import { errorAttrs } from '../../log/logger.ts';
+import { insertEvents, queryEvents, sweepEvents, type AuditRow } from '../../store/audit.ts';
+import { readAuditSettings, sweepLines, writeAuditSettings, writeLastSweep, type AuditSettings } from '../../store/audit-settings.ts';
+import type { Timer } from '../../clock/clock.ts';
+import type { AuditCalls, AuditEntry, AuditEvent, AuditInit, AuditTells, SweepReport } from './messages.ts';
+import { BatchWriter } from './writer.ts';
+import { streamOf } from './messages.ts';
+
+/** The retention sweep runs this often on every node (deleting twice what is past the line is harmless). */
+export const SWEEP_EVERY_MS = 60 * 60_000;
+/** How soon a switch set on another node reaches this one. */
+const SETTINGS_EVERY_MS = 60_000;
+
+runActor<AuditInit, AuditCalls, AuditEvent, AuditTells>(async (init, ctx) => {
+  const store = await openStore({ ...init.store, poolSize: 2 });
+  let settings: AuditSettings = await readAuditSettings(store);
+  let lastSweep: SweepReport = { at: settings.lastSweep?.at ?? null, removed: settings.lastSweep?.deleted ?? null };
+
+  const pushed = (_rows: readonly AuditRow[]): void => {
+    // The collector push (licensed) takes the written lines here.
+  };
+
+  const dropped = { audit: 0, console: 0 };
+  const writer = new BatchWriter<AuditEntry>({
+    clock: ctx.clock,
+    log: ctx.log,
+    write: async (batch) => {
+      const rows = batch.map((e) => ({ ...e, node: init.node }));
+      const ids = await insertEvents(store, rows);
+      pushed(rows.map((r, i) => ({ ...r, id: ids[i]! })));
+    },
+  });
+
+  const sweep = async (): Promise<SweepReport> => {
+    const now = ctx.clock.now();
+    settings = await readAuditSettings(store);
+    const removed = await sweepEvents(store, sweepLines(now, settings));
+    await writeLastSweep(store, { at: now, deleted: removed });
+    lastSweep = { at: now, removed };
+    if (removed.changes + removed.security + removed.operations > 0) ctx.log.info('audit trail swept', { ...removed });
+    return lastSweep;
+  };
+
+  // Background loops report and go on; the next turn tries again.
+  let sweepTimer: Timer;
+  let sweeping: Promise<unknown> = Promise.resolve();
+  const armSweep = () => {
+    sweepTimer = ctx.clock.after(SWEEP_EVERY_MS, () => {
+      sweeping = sweep().catch((err) => ctx.log.warn('audit retention sweep failed; the next one tries again', errorAttrs(err))).finally(armSweep);
+    });
+  };
+  armSweep();
+  let settingsTimer: Timer;
+  const armSettings = () => {
+    settingsTimer = ctx.clock.after(SETTINGS_EVERY_MS, () => {
+      readAuditSettings(store).then((s) => { settings = s; }, () => { /* kept as they were; the sweep reports the database */ }).finally(armSettings);
+    });
+  };
+  armSettings();
+
+  return {
+    handlers: {
+      'audit.query': (q) => queryEvents(store, q),
+      'settings.get': async () => (settings = await readAuditSettings(store)),
+      'settings.put': async ({ settings: choice, by }) => {
+        await writeAuditSettings(store, choice, ctx.clock.now(), by);
+        return (settings = await readAuditSettings(store));
+      },
+      'audit.state': () => ({ sweep: lastSweep, push: { dropped: { ...dropped }, queued: 0 } }),
+      'audit.settle': async () => {
+        await sweeping;
+        await writer.settle();
+        return null;
+      },
+    },
+    told: {
+      'audit.record': (entries) => {
+        for (const lost of writer.add(entries)) dropped[streamOf(lost)] += 1;
+      },
+      'audit.written': (rows) => pushed(rows),
+    },
+    stop: async () => {
+      sweepTimer.cancel();
+      settingsTimer.cancel();
+      await writer.stop();
+      await sweeping;
+      await store.close();
+    },
+  };
+});
