@@ -24,6 +24,7 @@ import { schedulesLiveSocket } from './planes/control/schedules-live.ts';
 import { internalPlane } from './planes/internal/plane.ts';
 import { VERSION } from './version.ts';
 import { formatAddress } from './settings/address.ts';
+import type { AuditRecorder } from './actors/audit/messages.ts';
 
 export interface Gateway {
   readonly ctx: GatewayContext;
@@ -39,6 +40,8 @@ export interface StartOptions {
   readonly hub: LogHub;
   /** Told once when a password was generated for root (printed to standard error by main). */
   readonly onRootPassword?: (password: string) => void;
+  /** Takes the place of the gateway's own audit recorder (tests read what it was handed). */
+  readonly audit?: AuditRecorder;
 }
 
 export async function startGateway(settings: Settings, opts: StartOptions): Promise<Gateway> {
@@ -109,6 +112,8 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     const doors: Door[] = [];
     const ctx: GatewayContext = {
       settings, version: VERSION, hub: opts.hub, log, clock, config, schedules, pool,
+      // replaced by the AuditBatcher
+      audit: opts.audit ?? { record: () => false },
       doorAddress: (plane) => doors.find((d) => d.plane === plane)?.address ?? formatAddress(settings.listen[plane].host, settings.listen[plane].port),
       draining: () => draining,
       readiness,

@@ -5,6 +5,7 @@ import type { ConfigClient } from '../actors/config/client.ts';
 import type { SchedulesClient } from '../actors/schedules/client.ts';
 import type { PlaneName } from '../settings/settings.ts';
 import type { TaskPool } from '../workers/pool.ts';
+import type { AuditRecorder } from '../actors/audit/messages.ts';
 
 export interface Readiness {
   readonly ready: boolean;
@@ -21,6 +22,8 @@ export interface GatewayContext {
   readonly clock: Clock;
   readonly config: ConfigClient;
   readonly schedules: SchedulesClient;
+  /** The audit trail's recorder: one-way, never blocks (the AuditBatcher's queue). */
+  readonly audit: AuditRecorder;
   /** `host:port` of a plane's plain door once open (sentences name it, e.g. wrong-plane). */
   doorAddress(plane: PlaneName): string;
   readonly pool: TaskPool;

@@ -11,6 +11,7 @@ import type { RouteInput } from '../../core/routes/route-input.ts';
 import type { OrganisationInput } from '../../core/organisations/organisation-input.ts';
 import type { SigningKey } from '../../pipeline/identity.ts';
 import type { Declarative } from '../../core/declarative/document.ts';
+import type { RouteAudit } from '../../core/audit/rules.ts';
 
 export interface AccountView {
   readonly id: string;
@@ -116,6 +117,10 @@ export type ConfigCalls = {
   'route.get': { args: { id: string }; result: RouteRecord | null };
   'route.list': { args: null; result: RouteRecord[] };
   'route.delete': { args: { id: string }; result: boolean };
+  /** Endpoint audit rules: `body` is checked against the route's contract in the write; false: no such route. */
+  'route.audit.put': { args: { id: string; body: unknown }; result: RouteAudit | false };
+  /** The rules as the route editor uploads them (`{operations: {}}` when none); null: no such route. */
+  'route.audit.get': { args: { id: string }; result: RouteAudit | null };
   'role.put': { args: { name: string; implies: string[] }; result: { created: boolean } };
   'role.delete': { args: { name: string }; result: boolean };
   'account.create': { args: NewAccount; result: { id: string } };
