@@ -2,6 +2,7 @@
  * The configuration as the request path sees it: plain, immutable values pushed by the config
  * actor in its snapshot. Nothing here touches the database.
  */
+import type { RouteAudit } from './audit/rules.ts';
 
 export type IdentityMode = 'headers' | 'remote-user' | 'jwt';
 export const IDENTITY_MODES: readonly IdentityMode[] = ['headers', 'remote-user', 'jwt'];
@@ -32,6 +33,14 @@ export interface RouteView {
   readonly timeoutMs: number;
   /** When set, only members of this organisation pass, within its hours. */
   readonly organisation: string | null;
+  /** Endpoint audit (licensed edition): the rules, and the contract's summaries of the operations they name. */
+  readonly audit?: RouteAuditView | null;
+}
+
+export interface RouteAuditView {
+  readonly rules: RouteAudit;
+  /** `contractExcerpt` of the route's OpenAPI document: what compiling the rules reads. */
+  readonly contract: unknown;
 }
 
 export interface RoleView {
@@ -68,4 +77,8 @@ export interface Identity {
   /** Roles after the hierarchy is expanded, sorted. */
   readonly roles: readonly string[];
   readonly organisation: string | null;
+  /** The account's id (absent for the scheduler's identity). */
+  readonly id?: string;
+  /** The name of the personal token the caller presented, when it came with one. */
+  readonly token?: string;
 }

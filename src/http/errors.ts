@@ -32,6 +32,8 @@ export const ERRORS = {
   'audit.no-collector': { status: 409, title: 'No collector', detail: 'No OpenTelemetry collector is configured (GATEWAY_OTLP_ENDPOINT); the push cannot be switched on.' },
   'route.upstream-invalid': { status: 400, title: 'Invalid upstream', detail: 'The upstream must be an http:// or https:// URL.' },
   'route.path-invalid': { status: 400, title: 'Invalid path', detail: 'Each path of a route must be a prefix starting with "/".' },
+  'audit.no-contract': { status: 409, title: 'No OpenAPI contract', detail: 'This route has no OpenAPI contract, so its operations cannot be audited; deposit the contract (openapi) first.' },
+  'audit.operation-unknown': { status: 409, title: 'Unknown operation', detail: 'An audited operation is not in the route\'s OpenAPI contract.' },
   'route.identity-unknown': { status: 400, title: 'Unknown identity mode', detail: 'The identity mode must be headers, remote-user or jwt.' },
   'role.unknown': { status: 400, title: 'Unknown role', detail: 'A role named here is not in the roles catalogue.' },
   'role.cycle': { status: 400, title: 'Role cycle', detail: 'These implies would make a role imply itself.' },

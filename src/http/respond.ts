@@ -79,6 +79,8 @@ export async function serveApi<P>(router: Router<P>, ex: Exchange, authenticate:
     },
   };
   const reply: ApiReply = await match.route.handler(ctx);
-  if (!ex.responded) sendJson(ex, reply.status ?? 200, reply.body, reply.headers);
+  if (ex.responded) return true;
+  if (reply.raw !== undefined) ex.send(reply.status ?? 200, { ...API_HEADERS, ...reply.headers }, reply.raw);
+  else sendJson(ex, reply.status ?? 200, reply.body, reply.headers);
   return true;
 }

@@ -18,6 +18,8 @@ export interface RouteDoc {
 export interface ApiReply {
   readonly status?: number;
   readonly body?: unknown;
+  /** Sent as it is instead of `body` as JSON (an export file); `headers` give its content-type. */
+  readonly raw?: string | Uint8Array;
   readonly headers?: Readonly<Record<string, string | readonly string[]>>;
 }
 

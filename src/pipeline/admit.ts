@@ -23,8 +23,9 @@ const GATEWAY_TOKEN_PREFIX = 'mk_';
 
 const NOBODY: Admission = { identity: null, dropAuthorization: false };
 
-function identityOf(view: ConfigView, account: AccountView): Identity {
-  return { user: account.name, roles: view.roles.expand(account.roles), organisation: account.organisation };
+function identityOf(view: ConfigView, account: AccountView, token?: string): Identity {
+  // One shape for every caller (token undefined for a session): the request path stays monomorphic.
+  return { user: account.name, roles: view.roles.expand(account.roles), organisation: account.organisation, id: account.id, token };
 }
 
 /** The application session (cookie mk_app), when one is presented and alive. */
@@ -55,7 +56,7 @@ export function authenticate(view: ConfigView, authorization: string | undefined
   }
   const account = view.accountsById.get(token.account);
   if (!account || account.disabled) throw new GatewayError('unauthenticated', 'The account of this token is disabled or deleted.');
-  return { identity: identityOf(view, account), dropAuthorization: true };
+  return { identity: identityOf(view, account, token.name), dropAuthorization: true };
 }
 
 /** Applies the route's rules to an identity (or to nobody); throws the refusal. */

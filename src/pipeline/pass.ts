@@ -14,6 +14,7 @@ import { canonicalPath } from './canonical-path.ts';
 import { forwardRequestHeaders } from './forward-headers.ts';
 import { identityHeaders } from './identity.ts';
 import { normaliseHost } from './route-table.ts';
+import type { RequestRecord } from './request-record.ts';
 import type { UpstreamCall, UpstreamPools } from './upstream.ts';
 
 /** The fixed identity scheduled calls act under (not an account). */
@@ -96,8 +97,12 @@ function posedIdentity(view: ConfigView, who: PosedIdentity, route: RouteView): 
   return { user: SCHEDULER_USER, roles: view.roles.expand(who.roles), organisation: who.organisation };
 }
 
-/** Runs the core for one request; throws the refusal (a GatewayError) when it may not pass. */
-export function pass(view: ConfigView, pools: UpstreamPools, req: PassRequest, now: number): Pass {
+/**
+ * Runs the core for one request; throws the refusal (a GatewayError) when it may not pass. The
+ * request's record, when one is open, learns the route and the identity as soon as they are
+ * known, so a refusal is recorded with what was found before it.
+ */
+export function pass(view: ConfigView, pools: UpstreamPools, req: PassRequest, now: number, record?: RequestRecord): Pass {
   const path = canonicalPath(req.path);
   const who = req.who;
   let match;
@@ -111,6 +116,10 @@ export function pass(view: ConfigView, pools: UpstreamPools, req: PassRequest, n
     if (!match) throw new GatewayError('route.unknown', `No route of this gateway matches ${req.method} ${path}.`);
   }
   const { route } = match;
+  if (record) {
+    record.route = route;
+    record.servicePath = match.servicePath;
+  }
   let identity: Identity | null;
   let dropAuthorization: boolean;
   if (who.kind === 'posed') {
@@ -119,6 +128,7 @@ export function pass(view: ConfigView, pools: UpstreamPools, req: PassRequest, n
   } else {
     ({ identity, dropAuthorization } = authenticate(view, who.authorization, who.appCookie, now));
   }
+  if (record) record.identity = identity;
   authorise(view, route, identity, req.method, match.servicePath, now);
 
   const headers = forwardRequestHeaders(req.headers, {

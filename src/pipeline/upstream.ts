@@ -9,6 +9,7 @@ import type { Readable } from 'node:stream';
 import { GatewayError } from '../http/errors.ts';
 import type { Exchange, OutgoingHeaders } from '../http/exchange.ts';
 import { forwardResponseHeaders } from './forward-headers.ts';
+import type { RequestRecord } from './request-record.ts';
 
 /** Answers up to this size are collected and sent in one write (one syscall, a Content-Length). */
 const COLLECT_LIMIT = 64 * 1024;
@@ -72,26 +73,49 @@ export function upstreamFailure(err: unknown, call: Pick<UpstreamCall, 'origin' 
   return new GatewayError('upstream.failed', `The call to ${call.origin} failed: ${(err as Error).message ?? String(err)}.`);
 }
 
-async function requestBody(ex: Exchange): Promise<Dispatcher.DispatchOptions['body']> {
+async function requestBody(ex: Exchange, record: RequestRecord | undefined): Promise<Dispatcher.DispatchOptions['body']> {
   if (ex.method === 'GET' || ex.method === 'HEAD') return null;
   const length = ex.headers['content-length'];
   if (length !== undefined) {
     const n = Number(length);
     if (n === 0) return null;
-    if (n <= SMALL_BODY) return ex.readBody(SMALL_BODY);
+    if (n <= SMALL_BODY) {
+      const whole = await ex.readBody(SMALL_BODY);
+      if (record !== undefined && record.bodyLimit > 0) record.keep(whole, true);
+      return whole;
+    }
+    if (record !== undefined && record.bodyLimit > 0) {
+      // Declared larger than the copy asked for: nothing is kept aside, nothing is wrapped.
+      if (n > record.bodyLimit) record.tooLarge(n);
+      else return keptAside(ex.bodyStream(), record) as unknown as Readable;
+    }
   } else if (ex.headers['transfer-encoding'] === undefined) {
     return null;
+  } else if (record !== undefined && record.bodyLimit > 0) {
+    return keptAside(ex.bodyStream(), record) as unknown as Readable;
   }
   // undici streams any async iterable; the type only names Readable.
   return ex.bodyStream() as unknown as Readable;
 }
 
+/** The body streamed on as it arrives, its first bytes kept aside for the request's record. */
+async function* keptAside(body: AsyncIterable<Uint8Array>, record: RequestRecord): AsyncGenerator<Uint8Array> {
+  for await (const chunk of body) {
+    record.keep(chunk, false);
+    yield chunk;
+  }
+  record.keep(EMPTY, true);
+}
+const EMPTY = new Uint8Array(0);
+
 /**
  * Sends the call and relays the answer to `ex`. Resolves when the answer is complete; rejects
- * with a GatewayError only while nothing has been sent to the client yet.
+ * with a GatewayError only while nothing has been sent to the client yet. `record`, when the
+ * request has one, learns the status sent and the bytes, and keeps the body's first bytes aside
+ * when an observer asked (`bodyLimit`); the body still streams on untouched.
  */
-export async function relay(ex: Exchange, call: UpstreamCall): Promise<void> {
-  const body = await requestBody(ex);
+export async function relay(ex: Exchange, call: UpstreamCall, record?: RequestRecord): Promise<void> {
+  const body = await requestBody(ex, record);
   await new Promise<void>((resolve, reject) => {
     let status = 0;
     let headers: OutgoingHeaders = {};
@@ -119,18 +143,21 @@ export async function relay(ex: Exchange, call: UpstreamCall): Promise<void> {
           collected = [];
         } else {
           streaming = true;
+          if (record !== undefined && !ex.aborted) record.status = status;
           ex.writeHead(status, headers);
         }
       },
       onResponseData(controller, chunk) {
         // undici hands an empty chunk on resume: nothing to relay.
         if (chunk.byteLength === 0) return;
+        if (record !== undefined) record.bytesOut += chunk.byteLength;
         if (collected) {
           collected.push(chunk);
           collectedSize += chunk.byteLength;
           if (collectedSize > COLLECT_LIMIT) {
             // The service sent more than it declared: stream the rest.
             streaming = true;
+            if (record !== undefined && !ex.aborted) record.status = status;
             ex.writeHead(status, headers);
             for (const c of collected) ex.write(c);
             collected = undefined;
@@ -145,7 +172,10 @@ export async function relay(ex: Exchange, call: UpstreamCall): Promise<void> {
       },
       onResponseEnd() {
         if (streaming) ex.end();
-        else ex.send(status, headers, collected && collected.length > 0 ? Buffer.concat(collected, collectedSize) : undefined);
+        else {
+          if (record !== undefined && !ex.aborted) record.status = status;
+          ex.send(status, headers, collected && collected.length > 0 ? Buffer.concat(collected, collectedSize) : undefined);
+        }
         done();
       },
       onResponseError(_controller, err) {
@@ -154,6 +184,7 @@ export async function relay(ex: Exchange, call: UpstreamCall): Promise<void> {
           return;
         }
         // Part of the answer went out: the only honest signal left is to cut the connection.
+        if (record !== undefined) record.outcome = 'aborted';
         ex.abort();
         done();
       },

@@ -65,7 +65,7 @@ export function principalLabel(p: Principal): string {
 }
 
 /** The trace id of a W3C `traceparent` header (version 00), or null when absent or malformed. */
-export function traceIdOf(ex: Exchange): string | null {
+export function traceIdOf(ex: Pick<Exchange, 'headers'>): string | null {
   const m = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/.exec(ex.headers.traceparent?.trim() ?? '');
   return m && !/^0+$/.test(m[1]!) ? m[1]! : null;
 }

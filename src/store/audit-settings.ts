@@ -8,33 +8,20 @@
  */
 import type { Store } from './orm.ts';
 import { SettingRow } from './entities.ts';
-import type { SweepCounts, SweepLines } from './audit.ts';
+import type { SweepCounts } from './audit.ts';
+import {
+  DEFAULT_AUDIT_RETENTION, DEFAULT_OPERATION_RETENTION, isAuditRetention, isOperationRetention,
+  type AuditChoice, type AuditRetention,
+} from '../core/audit/retention.ts';
 
-export const AUDIT_RETENTIONS = ['P3M', 'P6M', 'P1Y', 'P2Y', 'P5Y'] as const;
-export type AuditRetention = (typeof AUDIT_RETENTIONS)[number];
-export const DEFAULT_AUDIT_RETENTION: AuditRetention = 'P1Y';
-export const DEFAULT_OPERATION_RETENTION = 'P1M';
+export {
+  AUDIT_RETENTIONS, DEFAULT_AUDIT_RETENTION, DEFAULT_OPERATION_RETENTION, durationBefore, isAuditRetention, isOperationRetention, sweepLines,
+  type AuditChoice, type AuditPushSwitches, type AuditRetention, type AuditRetentionSettings,
+} from '../core/audit/retention.ts';
+
 
 export const AUDIT_RETENTION_KEY = 'audit.retention';
 export const AUDIT_LAST_SWEEP_KEY = 'audit.lastSweep';
-
-export interface AuditRetentionSettings {
-  readonly retention: AuditRetention;
-  readonly operationRetention: string;
-}
-
-/** The collector push's two switches (spec 1.3 rule 11), off by default. */
-export interface AuditPushSwitches {
-  /** The data plane's lines: sign-ins, refusals, password and factor changes, audited operations. */
-  readonly audit: boolean;
-  /** The console's lines too: changes and console sign-ins. */
-  readonly console: boolean;
-}
-
-/** What root sets. */
-export interface AuditChoice extends AuditRetentionSettings {
-  readonly push: AuditPushSwitches;
-}
 
 export interface LastSweep {
   readonly at: number;
@@ -45,51 +32,6 @@ export interface AuditSettings extends AuditChoice {
   readonly updatedAt: number | null;
   readonly updatedBy: string | null;
   readonly lastSweep: LastSweep | null;
-}
-
-const DAY_MS = 86_400_000;
-const DURATION = /^P([1-9][0-9]{0,3})([DWMY])$/;
-
-/** The instant `iso` before `now` (epoch ms), or null when `iso` is not a one-unit duration. */
-export function durationBefore(now: number, iso: string): number | null {
-  const m = DURATION.exec(iso);
-  if (!m) return null;
-  const n = Number(m[1]);
-  if (m[2] === 'D' || m[2] === 'W') return now - n * (m[2] === 'W' ? 7 : 1) * DAY_MS;
-  const d = new Date(now);
-  const months = d.getUTCFullYear() * 12 + d.getUTCMonth() - (m[2] === 'M' ? n : 12 * n);
-  const year = Math.floor(months / 12);
-  const month = months - 12 * year;
-  // May 31 less three months is February's last day: a line kept early keeps events, never loses them.
-  const last = new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
-  d.setUTCFullYear(year, month, Math.min(d.getUTCDate(), last));
-  return d.getTime();
-}
-
-export const isAuditRetention = (v: unknown): v is AuditRetention => (AUDIT_RETENTIONS as readonly unknown[]).includes(v);
-
-/**
- * From seven days to a year, whatever the day it is measured from: a month is always at least
- * seven days and twelve months never more than a year.
- */
-export function isOperationRetention(v: unknown): v is string {
-  if (typeof v !== 'string') return false;
-  const m = DURATION.exec(v);
-  if (!m) return false;
-  const n = Number(m[1]);
-  switch (m[2]) {
-    case 'D': return n >= 7 && n <= 365;
-    case 'W': return n <= 52;
-    case 'M': return n <= 12;
-    default: return n === 1;
-  }
-}
-
-/** Where each part's sweep draws its line at `now`. */
-export function sweepLines(now: number, s: AuditRetentionSettings): SweepLines {
-  const changes = durationBefore(now, s.retention) ?? durationBefore(now, DEFAULT_AUDIT_RETENTION)!;
-  const operations = durationBefore(now, s.operationRetention) ?? durationBefore(now, DEFAULT_OPERATION_RETENTION)!;
-  return { changesBefore: changes, securityBefore: changes, operationsBefore: operations };
 }
 
 /** The settings as stored; a value missing or no longer valid reads as its default. */

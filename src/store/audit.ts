@@ -7,6 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/core';
 import type { Store } from './orm.ts';
+import type { SweepLines } from '../core/audit/retention.ts';
+
+export type { SweepLines };
 
 export type AuditPart = 'changes' | 'security' | 'operations';
 
@@ -213,12 +216,6 @@ function auditRow(r: Record<string, unknown>): AuditRow {
   };
 }
 
-/** Per part, events strictly older than this epoch ms go. */
-export interface SweepLines {
-  readonly changesBefore: number;
-  readonly securityBefore: number;
-  readonly operationsBefore: number;
-}
 
 export type SweepCounts = Record<AuditPart, number>;
 

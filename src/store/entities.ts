@@ -3,6 +3,7 @@
  * milliseconds (bigint columns read as numbers): the same on SQLite and PostgreSQL.
  */
 import { defineEntity, type InferEntity } from '@mikro-orm/core';
+import type { RouteAudit } from '../core/audit/rules.ts';
 
 export const Account = defineEntity({
   name: 'Account',
@@ -82,6 +83,8 @@ export const Route = defineEntity({
     /** The deposited OpenAPI contract, kept as written. */
     openapi: p.json<unknown>().nullable(),
     organisation: p.string().nullable(),
+    /** Endpoint audit rules (migration 0010); null: none. Kept on every edition, applied on the licensed one. */
+    audit: p.json<RouteAudit>().nullable(),
     createdAt: p.bigint('number'),
     updatedAt: p.bigint('number'),
   }),

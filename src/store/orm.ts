@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { MikroORM, EntityManager } from '@mikro-orm/core';
 import { ENTITIES } from './entities.ts';
@@ -35,6 +36,30 @@ export function sqliteFile(dataDir: string): string {
   return join(dataDir, 'meerkat.db');
 }
 
+/**
+ * SQLite transactions begin IMMEDIATE: the write lock is taken at BEGIN, where the busy timeout
+ * makes a writer wait its turn. Knex begins them DEFERRED, so a transaction that read first and
+ * then wrote failed at once (SQLITE_BUSY_SNAPSHOT) whenever another thread had committed in
+ * between; worse, the libsql driver leaves the failed statement open, and the connection then
+ * keeps its stale snapshot until the pool replaces it, failing every retry meanwhile. Every
+ * actor writes the one file (configuration, schedules, the audit trail), so this is the rule.
+ * Knex is reached through the ORM's own copy, the one whose transactions we open.
+ */
+function beginImmediate(): void {
+  const fromOrm = createRequire(createRequire(import.meta.url).resolve('@mikro-orm/knex'));
+  const Transaction = fromOrm('knex/lib/dialects/sqlite3/execution/sqlite-transaction.js') as {
+    prototype: { begin(conn: unknown): Promise<unknown>; query(conn: unknown, sql: string): Promise<unknown>; __immediate?: true };
+  };
+  if (Transaction.prototype.__immediate) return;
+  Transaction.prototype.begin = function begin(this: { query(conn: unknown, sql: string): Promise<unknown> }, conn: unknown) {
+    return this.query(conn, 'BEGIN IMMEDIATE;');
+  };
+  Transaction.prototype.__immediate = true;
+}
+
+/** How long a SQLite writer waits for the lock another thread holds before it gives up. */
+const SQLITE_BUSY_TIMEOUT_MS = 5000;
+
 export async function openStore(options: StoreOptions, open: OpenOptions = {}): Promise<Store> {
   const migrations = open.migrations
     ? await Promise.all([import('@mikro-orm/migrations'), import('./migrations/index.ts')]).then(([m, list]) => ({
@@ -65,16 +90,28 @@ export async function openStore(options: StoreOptions, open: OpenOptions = {}): 
   } else {
     driver = 'sqlite';
     mkdirSync(options.dataDir, { recursive: true });
+    beginImmediate();
     const { MikroORM: LibSqlORM } = await import('@mikro-orm/libsql');
     orm = await LibSqlORM.init({
       ...common,
       dbName: sqliteFile(options.dataDir),
+      // The pool replaces its connection every ten seconds (the libsql dialect's validation), and
+      // a pragma holds for one connection only: each new one is set up here, or it would answer
+      // "database is locked" at once whenever another thread writes, and drop foreign keys.
+      pool: {
+        afterCreate: (raw: { exec(sql: string): unknown }, done: (err: Error | null, conn: unknown) => void) => {
+          try {
+            raw.exec(`pragma busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}; pragma foreign_keys = on`);
+            done(null, raw);
+          } catch (err) {
+            done(err as Error, raw);
+          }
+        },
+      },
     }) as unknown as MikroORM;
-    const conn = orm.em.getConnection();
-    // Several threads and the CLI share the file: WAL lets readers go on while one writes,
-    // and busy_timeout makes a writer wait its turn instead of failing.
-    await conn.execute('pragma journal_mode = WAL');
-    await conn.execute('pragma busy_timeout = 5000');
+    // Several threads and the CLI share the file: WAL lets readers go on while one writes (the
+    // mode is the file's, kept across connections).
+    await orm.em.getConnection().execute('pragma journal_mode = WAL');
   }
   return {
     orm,

@@ -1,7 +1,7 @@
 /** Starts a real gateway in this process on port 0 with its own database. */
 import { LogHub, type LogRecord } from '../../src/log/logger.ts';
 import { loadSettings } from '../../src/settings/settings.ts';
-import { startGateway, type Gateway } from '../../src/gateway.ts';
+import { startGateway, type Gateway, type StartOptions } from '../../src/gateway.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 
 export const ROOT_PASSWORD = 'root-password-for-tests';
@@ -29,7 +29,8 @@ export function loopbackEnv(extra: Record<string, string> = {}): Record<string, 
   };
 }
 
-export async function startTestGateway(env: Record<string, string> = {}, db?: TestDatabase): Promise<TestGateway> {
+/** `start`: options beyond the log hub (an audit recorder whose lines the test reads). */
+export async function startTestGateway(env: Record<string, string> = {}, db?: TestDatabase, start: Omit<StartOptions, 'hub'> = {}): Promise<TestGateway> {
   const database = db ?? (await createTestDatabase());
   const settings = loadSettings(loopbackEnv({
     GATEWAY_DATA_DIR: database.dataDir,
@@ -40,7 +41,7 @@ export async function startTestGateway(env: Record<string, string> = {}, db?: Te
   const logs: LogRecord[] = [];
   hub.addSink((r) => logs.push(r));
   if (process.env.MEERKAT_TEST_LOGS) hub.addSink((r) => console.error(r.level, r.msg, r.attrs));
-  const gw = await startGateway(settings, { hub });
+  const gw = await startGateway(settings, { ...start, hub });
   return {
     gw,
     db: database,

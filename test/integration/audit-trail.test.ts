@@ -282,3 +282,25 @@ test('the export is the licensed edition\'s: the community edition refuses it na
 test('the root password used by the tests never reaches the trail', async () => {
   assert.ok(!JSON.stringify(await trail(root, 'limit=500')).includes(ROOT_PASSWORD));
 });
+
+test('password.change by its owner: the account\'s security, never a change of the control plane; other sessions end', async () => {
+  await account('ivan', { organisation: 'acme' });
+  const data = t.url('data');
+  const first = await signInAt(data, '/.meerkat/session', 'ivan', 'ivan-password-1');
+  const second = await signInAt(data, '/.meerkat/session', 'ivan', 'ivan-password-1');
+  const cookie = (a: { headers: Record<string, unknown> }) => String(a.headers['set-cookie']).split(';')[0]!;
+  const change = (body: unknown) => call(`${data}/.meerkat/session/password`, { method: 'PUT', body, headers: { cookie: cookie(first), origin: data } });
+  const wrong = await change({ current: 'not-the-password', password: 'ivan-password-2' });
+  assert.equal(wrong.status, 401);
+  assert.equal((await change({ current: 'ivan-password-1', password: 'short' })).json.field, 'password');
+  assert.equal((await change({ current: 'ivan-password-1', password: 'ivan-password-2' })).status, 204);
+  assert.equal((await call(`${data}/.meerkat/session`, { headers: { cookie: cookie(first) } })).status, 200, 'this session stays');
+  assert.equal((await call(`${data}/.meerkat/session`, { headers: { cookie: cookie(second) } })).status, 401, 'the other one ended');
+  assert.equal((await signInAt(data, '/.meerkat/session', 'ivan', 'ivan-password-2')).status, 200);
+
+  const lines = await trail(root, 'actor=ivan&kind=password');
+  assert.deepEqual(lines.map((e) => [e.part, e.action, e.target.kind, e.organisation, e.detail]), [['security', 'password.change', 'account', 'acme', 'by its owner']]);
+  assert.equal(lines[0].changes, undefined, 'no hash, not even masked');
+  assert.equal((await trail(root, 'part=changes&actor=ivan')).length, 0, 'not a change of the control plane');
+  assert.ok(!JSON.stringify(await trail(root, 'limit=500')).includes('ivan-password-2'));
+});

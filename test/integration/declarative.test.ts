@@ -77,3 +77,42 @@ test('a bad declarative file stops the start with the place at fault, and writes
     await db.drop();
   }
 });
+
+test('a declarative file writes one line: counts, then the names added and updated; the same file again writes nothing', async () => {
+  const db = await createTestDatabase();
+  const file = join(db.dataDir, 'gateway.json');
+  const routes = Object.fromEntries(Array.from({ length: 85 }, (_, i) => [`r${String(i).padStart(2, '0')}`, { upstream: 'http://127.0.0.1:9', paths: [`/r${i}`] }]));
+  writeFileSync(file, JSON.stringify({ roles: { ops: {} }, routes }));
+  let g = await startTestGateway({ GATEWAY_CONFIG: file }, db);
+  try {
+    const admin = await signInAdmin(g.url('control'));
+    await g.gw.ctx.audit.call('audit.settle', null);
+    const lines = (await admin.get('/api/audit?kind=config.apply')).json.events;
+    assert.equal(lines.length, 1);
+    assert.equal(lines[0].target.kind, 'gateway');
+    assert.equal(lines[0].actor, null, 'the gateway\'s own act');
+    assert.match(lines[0].detail, /^86 added, 0 updated, 0 removed\. Added: role ops, route r00, route r01, .* and 6 more\.$/);
+    assert.equal((lines[0].detail.match(/route r\d\d/g) ?? []).length, 79, 'eighty names in all, the rest counted');
+  } finally {
+    await g.gw.stop();
+  }
+  writeFileSync(file, JSON.stringify({ roles: { ops: {} }, routes: { ...routes, r00: { upstream: 'http://127.0.0.1:10', paths: ['/r0'] } } }));
+  g = await startTestGateway({ GATEWAY_CONFIG: file }, db);
+  try {
+    const admin = await signInAdmin(g.url('control'));
+    await g.gw.ctx.audit.call('audit.settle', null);
+    const lines = (await admin.get('/api/audit?kind=config.apply')).json.events;
+    assert.equal(lines.length, 2);
+    assert.equal(lines[0].detail, '0 added, 1 updated, 0 removed. Updated: route r00.');
+  } finally {
+    await g.gw.stop();
+  }
+  g = await startTestGateway({ GATEWAY_CONFIG: file }, db);
+  try {
+    const admin = await signInAdmin(g.url('control'));
+    await g.gw.ctx.audit.call('audit.settle', null);
+    assert.equal((await admin.get('/api/audit?kind=config.apply')).json.events.length, 2, 'a file that moved nothing writes no line');
+  } finally {
+    await g.close();
+  }
+});

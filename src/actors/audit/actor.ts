@@ -8,6 +8,7 @@ import type { Timer } from '../../clock/clock.ts';
 import type { AuditCalls, AuditEntry, AuditEvent, AuditInit, AuditTells, SweepReport } from './messages.ts';
 import { BatchWriter } from './writer.ts';
 import { streamOf } from './messages.ts';
+import { AuditPush } from './push.ts';
 
 /** The retention sweep runs this often on every node (deleting twice what is past the line is harmless). */
 export const SWEEP_EVERY_MS = 60 * 60_000;
@@ -19,8 +20,18 @@ runActor<AuditInit, AuditCalls, AuditEvent, AuditTells>(async (init, ctx) => {
   let settings: AuditSettings = await readAuditSettings(store);
   let lastSweep: SweepReport = { at: settings.lastSweep?.at ?? null, removed: settings.lastSweep?.deleted ?? null };
 
-  const pushed = (_rows: readonly AuditRow[]): void => {
-    // The collector push (licensed) takes the written lines here.
+  // The collector push (licensed): made when a switch is first on, a copy of the stored lines of
+  // the streams switched on.
+  let push: AuditPush | undefined;
+  const pushed = (rows: readonly AuditRow[]): void => {
+    if (!init.licensed || init.otlpEndpoint === null) return;
+    const wanted = rows.filter((r) => settings.push[streamOf(r)]);
+    if (wanted.length === 0) return;
+    push ??= new AuditPush({
+      endpoint: init.otlpEndpoint, node: init.node, clock: ctx.clock,
+      onReport: (level, msg, attrs) => ctx.log[level](msg, attrs),
+    });
+    push.push(wanted);
   };
 
   const dropped = { audit: 0, console: 0 };
@@ -69,7 +80,10 @@ runActor<AuditInit, AuditCalls, AuditEvent, AuditTells>(async (init, ctx) => {
         await writeAuditSettings(store, choice, ctx.clock.now(), by);
         return (settings = await readAuditSettings(store));
       },
-      'audit.state': () => ({ sweep: lastSweep, push: { dropped: { ...dropped }, queued: 0 } }),
+      'audit.state': () => {
+        const lost = push?.dropped() ?? { audit: 0, console: 0 };
+        return { sweep: lastSweep, push: { dropped: { audit: dropped.audit + lost.audit, console: dropped.console + lost.console }, queued: push?.queued() ?? 0 } };
+      },
       'audit.settle': async () => {
         await sweeping;
         await writer.settle();
@@ -86,6 +100,7 @@ runActor<AuditInit, AuditCalls, AuditEvent, AuditTells>(async (init, ctx) => {
       sweepTimer.cancel();
       settingsTimer.cancel();
       await writer.stop();
+      await push?.shutdown();
       await sweeping;
       await store.close();
     },

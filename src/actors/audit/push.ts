@@ -18,13 +18,11 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { AuditRow } from '../../store/audit.ts';
 import type { Clock, Timer } from '../../clock/clock.ts';
 import { recordOf } from './push-record.ts';
+import { streamOf, type AuditStream } from './messages.ts';
 
 /** `audit`: the data plane's lines (security, operations); `console`: changes and console sign-ins. */
-export type PushStream = 'audit' | 'console';
-
-export function streamOf(row: AuditRow): PushStream {
-  return row.part === 'changes' || row.targetKind === 'console' ? 'console' : 'audit';
-}
+export type PushStream = AuditStream;
+export { streamOf };
 
 export type AttemptOutcome = 'sent' | 'refused' | 'unreachable';
 

@@ -16,6 +16,7 @@ import { tokenHandlers } from './handlers/tokens.ts';
 import { organisationHandlers } from './handlers/organisations.ts';
 import { vaultHandlers } from './handlers/vault.ts';
 import { declarativeHandlers } from './handlers/declarative.ts';
+import { routeAuditHandlers } from './handlers/route-audit.ts';
 
 /** Announced by the `changes` trigger on PostgreSQL (migration 0007). */
 const CONFIG_CHANNEL = 'meerkat_config';
@@ -116,6 +117,7 @@ runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
       ...organisationHandlers(deps),
       ...vaultHandlers(deps),
       ...declarativeHandlers(deps),
+      ...routeAuditHandlers(deps),
     },
     stop: async () => {
       clearInterval(poll);

@@ -10,6 +10,7 @@ import { RoleGraph } from '../../pipeline/roles.ts';
 import { IdentitySigner } from '../../pipeline/identity.ts';
 import { EndpointRules } from '../../pipeline/endpoint-rules.ts';
 import type { AuditRow } from '../../store/audit.ts';
+import { compileOperationAudit, type OperationAuditIndex } from '../../core/audit/operations.ts';
 import type { AccountView, ConfigCalls, ConfigEvent, ConfigInit, SessionView, Snapshot, TokenView } from './messages.ts';
 
 /**
@@ -32,6 +33,11 @@ export class ConfigView {
   /** Compiled endpoint rules of each route that has some. */
   endpointRules = new Map<string, EndpointRules>();
   roles = new RoleGraph([]);
+  /**
+   * Compiled endpoint audit of each route with an operation switched on. Built on every edition;
+   * the data plane applies it on the licensed one only (rules are kept, not applied, elsewhere).
+   */
+  operationAudits = new Map<string, OperationAuditIndex>();
   /** undefined when this node holds no signing key it can open (identity: jwt routes answer 503). */
   signer: IdentitySigner | undefined;
 
@@ -62,6 +68,7 @@ export class ConfigView {
     this.routeTable = new RouteTable(s.routes);
     this.origins = new Map(s.routes.map((r) => [r.id, new URL(r.upstream).origin]));
     this.endpointRules = new Map(s.routes.filter((r) => r.endpointRules.length > 0).map((r) => [r.id, new EndpointRules(r.endpointRules)]));
+    this.operationAudits = operationAudits(s.routes);
     this.rolesByName = new Map(s.roles.map((r) => [r.name, r]));
     this.roles = new RoleGraph(s.roles);
     // Keys change rarely: keep the signer (and its token cache) while the key set is the same.
@@ -81,6 +88,16 @@ export class ConfigView {
   }
 
   private signerKids = '';
+}
+
+function operationAudits(routes: readonly RouteView[]): Map<string, OperationAuditIndex> {
+  const out = new Map<string, OperationAuditIndex>();
+  for (const r of routes) {
+    if (!r.audit) continue;
+    const index = compileOperationAudit(r.audit.contract, r.audit.rules);
+    if (index) out.set(r.id, index);
+  }
+  return out;
 }
 
 export class ConfigClient {

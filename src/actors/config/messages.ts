@@ -12,6 +12,7 @@ import type { OrganisationInput } from '../../core/organisations/organisation-in
 import type { SigningKey } from '../../pipeline/identity.ts';
 import type { Declarative } from '../../core/declarative/document.ts';
 import type { AuditRow } from '../../store/audit.ts';
+import type { RouteAudit } from '../../core/audit/rules.ts';
 
 export interface AccountView {
   readonly id: string;
@@ -119,11 +120,17 @@ export type ConfigCalls = {
   'route.get': { args: { id: string }; result: RouteRecord | null };
   'route.list': { args: null; result: RouteRecord[] };
   'route.delete': { args: { id: string }; result: boolean };
+  /** Endpoint audit rules: `body` is checked against the route's contract in the write; false: no such route. */
+  'route.audit.put': { args: { id: string; body: unknown }; result: RouteAudit | false };
+  /** The rules as the route editor uploads them (`{operations: {}}` when none); null: no such route. */
+  'route.audit.get': { args: { id: string }; result: RouteAudit | null };
   'role.put': { args: { name: string; implies: string[] }; result: { created: boolean } };
   'role.delete': { args: { name: string }; result: boolean };
   'account.create': { args: NewAccount; result: { id: string } };
   'account.update': { args: { id: string; change: AccountChange }; result: boolean };
   'account.delete': { args: { id: string }; result: boolean };
+  /** The owner's change (profile): the account's security, not a change of the control plane; other sessions end. */
+  'account.password': { args: { id: string; passwordHash: string; keepSession: string | null; target: 'account' | 'console' }; result: boolean };
   'organisation.put': { args: OrganisationInput; result: { created: boolean } };
   'organisation.delete': { args: { id: string }; result: boolean };
   'vault.put': { args: { organisation: string | null; name: string; value: string }; result: { created: boolean } };

@@ -4,6 +4,7 @@ import type { IdentityMode } from '../../core/model.ts';
 import { unseal } from '../../core/vault/seal.ts';
 import type { SigningKey } from '../../pipeline/identity.ts';
 import type { Snapshot } from './messages.ts';
+import { routeAuditView } from './handlers/route-audit.ts';
 
 export interface SnapshotOptions {
   readonly now: number;
@@ -48,7 +49,7 @@ export async function loadSnapshot(em: EntityManager, opts: SnapshotOptions): Pr
     routes: routes.map((r) => ({
       id: r.id, upstream: r.upstream, paths: r.paths, hosts: r.hosts, stripPrefix: r.stripPrefix,
       rule: r.rule ?? null, endpointRules: r.endpointRules, identity: r.identity as IdentityMode,
-      timeoutMs: r.timeoutMs, organisation: r.organisation ?? null,
+      timeoutMs: r.timeoutMs, organisation: r.organisation ?? null, audit: routeAuditView(r.openapi, r.audit),
     })),
     roles: roles.map((r) => ({ name: r.name, implies: r.implies })),
     organisations: organisations.map((o) => ({ id: o.id, name: o.name, hours: o.hours ?? null })),

@@ -26,6 +26,15 @@ function password(body: Fields, required: boolean): string | undefined {
   return v;
 }
 
+/** The owner's change of password: the current one, and the new one under the same rule. */
+export function parsePasswordChange(value: unknown): { current: string; password: string } {
+  const body = objectBody(value, ['current', 'password'], 'a password change');
+  if (typeof body.current !== 'string' || body.current === '' || body.current.length > 1024) {
+    throw invalidField('current', 'current is the password in use now.');
+  }
+  return { current: body.current, password: password(body, true)! };
+}
+
 function common(body: Fields): AccountInput {
   return {
     ...(body.roles !== undefined ? { roles: stringList(body.roles, 'roles', { max: 100, item: nameProblem }) } : {}),

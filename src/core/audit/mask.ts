@@ -97,20 +97,27 @@ export const BODY_SECRET_NAMES = ['pwd', 'pin', 'cvv', 'cvc', 'otp', 'totp', 'ss
 export const BODY_MAX_BYTES = 64 * 1024;
 
 /**
+ * The name test maskBody applies (the defaults above plus `secretFields`, matched whole): endpoint
+ * audit's fields taken from a header, a query parameter or a body pointer use it too.
+ */
+export function bodySecretTest(secretFields: readonly string[] = []): (name: string) => boolean {
+  const extra = new Set(secretFields.map(normal));
+  return (name) => {
+    const n = normal(name);
+    return isSecretName(name) || extra.has(n)
+      || (BODY_SECRET_NAMES as readonly string[]).includes(n)
+      || BODY_SECRET_PARTS.some((part) => n.includes(part));
+  };
+}
+
+/**
  * The JSON body of an audited call as the trail keeps it: secret fields replaced at any depth
  * (the defaults above plus the operation's own `secretFields`, matched whole), data URIs
  * summarised, encoded, and cut to 64 KB with a marker saying how much was left out. The cut
  * text is no longer JSON; the marker says so to a reader. No body gives an empty text.
  */
 export function maskBody(body: unknown, secretFields: readonly string[] = []): string {
-  const extra = new Set(secretFields.map(normal));
-  const secret: NameTest = (name) => {
-    const n = normal(name);
-    return isSecretName(name) || extra.has(n)
-      || (BODY_SECRET_NAMES as readonly string[]).includes(n)
-      || BODY_SECRET_PARTS.some((part) => n.includes(part));
-  };
-  const encoded = JSON.stringify(walk(body, secret, 0, new Set()));
+  const encoded = JSON.stringify(walk(body, bodySecretTest(secretFields), 0, new Set()));
   if (encoded === undefined) return '';
   const bytes = Buffer.from(encoded, 'utf8');
   if (bytes.length <= BODY_MAX_BYTES) return encoded;

@@ -10,11 +10,32 @@ import { parseRoute, type RouteInput } from '../routes/route-input.ts';
 import { parseRole, type RoleInput } from '../roles/role-input.ts';
 import { parseOrganisation, type OrganisationInput } from '../organisations/organisation-input.ts';
 import { objectBody, pathId } from '../validate.ts';
+import { parseRouteAudit, type RouteAudit } from '../audit/rules.ts';
+
+/** A route of the file: its `audit` (the rules the route editor exports) replaces the stored rules when given. */
+export type DeclarativeRoute = RouteInput & { readonly audit?: RouteAudit };
 
 export interface Declarative {
   readonly roles: RoleInput[];
   readonly organisations: OrganisationInput[];
-  readonly routes: RouteInput[];
+  readonly routes: DeclarativeRoute[];
+}
+
+/**
+ * A route with its endpoint audit rules, checked against its own contract. The rules are kept on
+ * every edition (a configuration brought from the licensed edition keeps them, not applied).
+ */
+function parseDeclarativeRoute(id: string, value: unknown): DeclarativeRoute {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, 'audit')) return parseRoute(id, value);
+  const { audit, ...rest } = value as Record<string, unknown>;
+  const route = parseRoute(id, rest);
+  if (audit === undefined || audit === null) return route;
+  try {
+    return { ...route, audit: parseRouteAudit(audit, route.openapi) };
+  } catch (err) {
+    if (err instanceof GatewayError) throw new GatewayError(err.code, err.detail, `audit.${err.field ?? 'operations'}`);
+    throw err;
+  }
 }
 
 export class DeclarativeError extends Error {
@@ -57,7 +78,7 @@ export function readDeclarative(file: string): Declarative {
   return {
     roles: section(top, 'roles', parseRole),
     organisations: section(top, 'organisations', parseOrganisation),
-    routes: section(top, 'routes', parseRoute),
+    routes: section(top, 'routes', parseDeclarativeRoute),
   };
 }
 

@@ -9,7 +9,8 @@ import { auditSlice, type AuditSlice } from '../../core/audit/visibility.ts';
 import { AUDIT_LIMITS, nextCursor, parseAuditQuery, type AuditFilter } from '../../core/audit/query.ts';
 import type { AuditEvent, AuditPart, TargetKind } from '../../core/audit/event.ts';
 import type { AuditQuery, AuditRow } from '../../store/audit.ts';
-import { AUDIT_RETENTIONS, isAuditRetention, isOperationRetention, type AuditSettings } from '../../store/audit-settings.ts';
+import { AUDIT_RETENTIONS, isAuditRetention, isOperationRetention } from '../../core/audit/retention.ts';
+import type { AuditSettings } from '../../store/audit-settings.ts';
 import { requireLicensed, isLicensed } from '../../settings/edition.ts';
 import { objectBody } from '../../core/validate.ts';
 import type { GatewayContext } from '../context.ts';
@@ -146,7 +147,7 @@ export function addAuditApi(router: Router<Principal>, gw: GatewayContext): void
     });
     return {
       headers: { 'content-type': 'text/csv; charset=utf-8', 'content-disposition': 'attachment; filename="audit.csv"' },
-      body: lines.join(''),
+      raw: lines.join(''),
     };
   });
 

@@ -10,6 +10,7 @@ import { authenticateControl } from './auth.ts';
 import { addClockRoutes } from './clock-routes.ts';
 import { addSessionEndpoints } from '../shared/session-endpoints.ts';
 import { addRoutesApi } from './routes-api.ts';
+import { addRouteAuditApi } from './route-audit-api.ts';
 import { addRolesApi } from './roles-api.ts';
 import { addAccountsApi } from './accounts-api.ts';
 import { addTokensApi } from './tokens-api.ts';
@@ -26,6 +27,7 @@ export function controlRouter(gw: GatewayContext): Router<Principal> {
   addSessionEndpoints(router, gw, 'console');
   addClockRoutes(router, gw);
   addRoutesApi(router, gw);
+  addRouteAuditApi(router, gw);
   addRolesApi(router, gw);
   addAccountsApi(router, gw);
   addTokensApi(router, gw);

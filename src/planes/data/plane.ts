@@ -9,6 +9,9 @@ import { ANONYMOUS_PRINCIPAL, cookieOf, SESSION_COOKIES, sessionPrincipal, type 
 import { addSessionEndpoints } from '../shared/session-endpoints.ts';
 import { checkOrigin } from '../shared/origin.ts';
 import { addProbes } from '../probes.ts';
+import { RequestRecords, type RequestRecord } from '../../pipeline/request-record.ts';
+import { errorAttrs } from '../../log/logger.ts';
+import { endpointAudit } from './endpoint-audit.ts';
 
 const APP_COOKIE = SESSION_COOKIES.app;
 const OWN_COOKIES: ReadonlySet<string> = new Set(Object.values(SESSION_COOKIES));
@@ -42,13 +45,16 @@ function appPrincipal(gw: GatewayContext, ex: Exchange, auth: 'none' | 'session'
 /**
  * Data plane (default :8080): application traffic. The gateway's own addresses are answered
  * first; every other request goes through the pipeline: route match, authentication, rules,
- * identity, upstream call. Everything is read from the snapshot in memory.
+ * identity, upstream call. Everything is read from the snapshot in memory. While an observer
+ * listens (endpoint audit), each exchange has a request record, closed after its answer.
  */
 export function dataPlane(gw: GatewayContext, pools: UpstreamPools): ExchangeHandler {
   const own = ownRouter(gw);
   const ownPaths = new Set(own.routes.map((r) => r.pattern));
 
-  const proxy = async (ex: Exchange) => {
+  const records = new RequestRecords([endpointAudit(gw)], (err) => gw.log.error('a request record observer failed', errorAttrs(err)));
+
+  const proxy = async (ex: Exchange, record: RequestRecord | undefined) => {
     const { upstream } = pass(gw.config.view, pools, {
       method: ex.method,
       host: ex.headers.host,
@@ -58,16 +64,25 @@ export function dataPlane(gw: GatewayContext, pools: UpstreamPools): ExchangeHan
       client: { address: ex.remoteAddress, secure: ex.secure },
       who: { kind: 'presented', authorization: ex.headers.authorization, appCookie: ex.headers.cookie && cookieOf(ex, APP_COOKIE) },
       ownCookies: OWN_COOKIES,
-    }, gw.clock.now());
-    await relay(ex, upstream);
+    }, gw.clock.now(), record);
+    if (record !== undefined) records.passed(record);
+    await relay(ex, upstream, record);
   };
 
   return async (ex) => {
+    // Opened only while an observer listens; closed once the answer ended or the caller left.
+    let record: RequestRecord | undefined;
     try {
       if (ownPaths.has(ex.path) && (await serveApi(own, ex, (doc) => appPrincipal(gw, ex, doc.auth)))) return;
-      await proxy(ex);
+      record = records.open(ex);
+      await proxy(ex, record);
     } catch (err) {
-      if (!ex.responded) sendFailure(ex, err, gw.log);
+      if (!ex.responded) {
+        if (record !== undefined && !ex.aborted) record.status = err instanceof GatewayError ? err.status : 500;
+        sendFailure(ex, err, gw.log);
+      }
+    } finally {
+      if (record !== undefined) records.close(record, ex.aborted);
     }
   };
 }

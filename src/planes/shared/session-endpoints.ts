@@ -9,7 +9,8 @@ import { SigninThrottle } from '../../core/sessions/throttle.ts';
 import { DECOY_HASH } from '../../workers/tasks/password.ts';
 import type { SessionScope } from '../../actors/config/messages.ts';
 import type { GatewayContext } from '../context.ts';
-import { SESSION_COOKIES, traceIdOf, type Principal } from '../principal.ts';
+import { callerOf, SESSION_COOKIES, traceIdOf, type Principal } from '../principal.ts';
+import { parsePasswordChange } from '../../core/accounts/account-input.ts';
 import type { RequestContext } from '../../http/router.ts';
 import type { AccountView } from '../../actors/config/messages.ts';
 import { clip, TYPED_NAME_MAX } from '../../core/audit/event.ts';
@@ -134,6 +135,23 @@ export function addSessionEndpoints(router: Router<Principal>, gw: GatewayContex
     summary: 'The signed-in account', tags: ['session'], auth: 'session',
     responses: { 200: { description: 'who is signed in', schema: { type: 'object', properties: { account: ACCOUNT, via: { type: 'string', enum: ['session', 'token'] } } } }, 401: { description: 'not signed in' } },
   }, (ctx) => ({ body: { account: accountBody(ctx.principal), via: ctx.principal.kind } }));
+
+  router.add('PUT', `${path}/password`, {
+    summary: 'Change the signed-in account\'s password', tags: ['session'], auth: 'session',
+    description: 'Needs the current password. The other sessions of the account end; this one stays. Written to the account\'s security in the audit trail (password.change), never as a change of the control plane.',
+    body: { type: 'object', required: ['current', 'password'], additionalProperties: false, properties: { current: { type: 'string' }, password: { type: 'string', minLength: 12, maxLength: 1024 } } },
+    responses: { 204: { description: 'changed' }, 400: { description: 'a field is not valid' }, 401: { description: 'not signed in, or the current password is not right (signin.refused)' }, 403: { description: 'Origin of another site' } },
+  }, async (ctx) => {
+    if (ctx.principal.kind !== 'session') throw new GatewayError('unauthenticated', 'Only a signed-in account changes its own password.');
+    const { current, password } = parsePasswordChange(await ctx.json());
+    const account = ctx.principal.account;
+    if (!(await gw.pool.verifyPassword(current, account.passwordHash))) throw new GatewayError('signin.refused', 'The current password is not right.');
+    const passwordHash = await gw.pool.hashPassword(password);
+    await gw.config.call('account.password', {
+      id: account.id, passwordHash, keepSession: ctx.principal.sessionId, target: scope === 'console' ? 'console' : 'account',
+    }, callerOf(ctx.principal, ctx.ex));
+    return { status: 204 };
+  });
 
   router.add('DELETE', path, {
     summary: 'Sign out', tags: ['session'], auth: 'session',

@@ -8,6 +8,7 @@ import { Migration0006 } from './0006-buckets-settings.ts';
 import { Migration0007 } from './0007-changes-notify.ts';
 import { Migration0008 } from './0008-schedule-stopped.ts';
 import { Migration0009 } from './0009-audit.ts';
+import { Migration0010 } from './0010-route-audit.ts';
 
 /** Every migration, in order. Listed explicitly so compiled and tsx runs find the same set. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -20,4 +21,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0007-changes-notify', class: Migration0007 },
   { name: '0008-schedule-stopped', class: Migration0008 },
   { name: '0009-audit', class: Migration0009 },
+  { name: '0010-route-audit', class: Migration0010 },
 ];

@@ -11,7 +11,7 @@ function accountRecord(a: Account) {
   return { name: a.name, roles: [...a.roles], capabilities: [...a.capabilities], organisation: a.organisation ?? null, disabled: a.disabled, passwordHash: a.passwordHash };
 }
 
-type AccountCalls = Pick<ConfigCalls, 'account.create' | 'account.update' | 'account.delete'>;
+type AccountCalls = Pick<ConfigCalls, 'account.create' | 'account.update' | 'account.delete' | 'account.password'>;
 
 export function accountHandlers(deps: WriteDeps): ActorHandlers<AccountCalls> {
   return {
@@ -49,6 +49,17 @@ export function accountHandlers(deps: WriteDeps): ActorHandlers<AccountCalls> {
       if (change.passwordHash !== undefined || change.disabled === true) await em.nativeDelete(Session, { account: id });
       await em.flush();
       audit.note({ target: { kind: 'account', id, name: account.name }, organisation: account.organisation ?? before.organisation, before, after: accountRecord(account) });
+      return true;
+    }),
+    'account.password': ({ id, passwordHash, keepSession, target }) => write(deps, 'account', async (em, audit) => {
+      const account = await em.findOne(Account, { id });
+      if (!account) return false;
+      account.passwordHash = passwordHash;
+      account.updatedAt = deps.now();
+      // The owner stays signed in where they changed it; every other session ends.
+      await em.nativeDelete(Session, keepSession === null ? { account: id } : { account: id, id: { $ne: keepSession } });
+      await em.flush();
+      audit.note({ action: 'password.change', part: 'security', target: { kind: target, id, name: account.name }, organisation: account.organisation ?? null, detail: 'by its owner' });
       return true;
     }),
     'account.delete': ({ id }) => write(deps, 'account', async (em, audit) => {

@@ -5,6 +5,8 @@ import type { IdentityMode } from '../../../core/model.ts';
 import { assertOrganisationExists, assertRolesExist } from '../../../core/references.ts';
 import type { ConfigCalls, RouteRecord } from '../messages.ts';
 import { write, type WriteDeps } from './deps.ts';
+import { contractConflict, type RouteAudit } from '../../../core/audit/rules.ts';
+import { routeAuditView, storedAudit } from './route-audit.ts';
 import type { ActorHandlers } from '../../../workers/actor-runtime.ts';
 
 export function routeRecord(r: Route): RouteRecord {
@@ -12,22 +14,29 @@ export function routeRecord(r: Route): RouteRecord {
     id: r.id, upstream: r.upstream, paths: r.paths, hosts: r.hosts, stripPrefix: r.stripPrefix,
     rule: r.rule ?? null, endpointRules: r.endpointRules, identity: r.identity as IdentityMode,
     timeoutMs: r.timeoutMs, organisation: r.organisation ?? null, openapi: r.openapi ?? null,
-    createdAt: r.createdAt, updatedAt: r.updatedAt,
+    audit: routeAuditView(r.openapi, r.audit), createdAt: r.createdAt, updatedAt: r.updatedAt,
   };
 }
 
-/** Applies one route (API PUT or the declarative file): creates or replaces it whole. */
-export async function putRoute(em: EntityManager, input: RouteInput, now: number): Promise<{ created: boolean; route: Route }> {
+/**
+ * Applies one route (API PUT or the declarative file): creates or replaces it whole. Its endpoint
+ * audit rules are kept unless `audit` is given (the declarative file may carry them); a contract
+ * that no longer holds an operation the rules name is refused (rules.ts `contractConflict`).
+ */
+export async function putRoute(em: EntityManager, input: RouteInput & { readonly audit?: RouteAudit }, now: number): Promise<{ created: boolean; route: Route }> {
   await assertRolesExist(em, input.rule?.roles ?? [], 'rule.roles');
   for (const [i, e] of input.endpointRules.entries()) await assertRolesExist(em, e.roles, `endpointRules[${i}].roles`);
   await assertOrganisationExists(em, input.organisation, 'organisation');
-  const { id, ...fields } = input;
+  const { id, audit, ...fields } = input;
   const existing = await em.findOne(Route, { id });
+  const rules = audit !== undefined ? storedAudit(audit) : existing?.audit ?? null;
+  const conflict = contractConflict(fields.openapi, rules, id);
+  if (conflict) throw conflict;
   if (existing) {
-    em.assign(existing, { ...fields, updatedAt: now });
+    em.assign(existing, { ...fields, ...(audit !== undefined ? { audit: rules } : {}), updatedAt: now });
     return { created: false, route: existing };
   }
-  const route = em.create(Route, { id, ...fields, createdAt: now, updatedAt: now });
+  const route = em.create(Route, { id, ...fields, audit: rules, createdAt: now, updatedAt: now });
   return { created: true, route };
 }
 

@@ -1,0 +1,120 @@
+/**
+ * One record per data-plane exchange (STYLE.md, "The seams the next actors share"): opened by
+ * the plane, filled by the pipeline (route, path as the service sees it, identity) and the
+ * upstream call (status, bytes, a copy of the body's start when an observer asked), closed by
+ * the plane once the answer ended or the caller left. Observers read it when it is closed; none
+ * re-derives what it holds. Endpoint audit is the first observer; the access log and the metrics
+ * will read the same record.
+ *
+ * A record is opened only while an observer listens, so the hot path allocates nothing for it
+ * otherwise. Observers are told synchronously and must not throw or wait: anything slow they do
+ * goes to their own queue (the audit recorder's one-way buffer).
+ */
+import type { Identity, RouteView } from '../core/model.ts';
+import type { RequestHead } from '../http/exchange.ts';
+
+/** A caller that left before any answer (nginx's convention). */
+export const CLIENT_CLOSED = 499;
+
+export class RequestRecord {
+  /** Set by the pipeline once a route matched. */
+  route: RouteView | null = null;
+  /** The path as the route forwards it (stripPrefix applied), percent-encoded. */
+  servicePath: string | null = null;
+  identity: Identity | null = null;
+  /** The endpoint template, when an observer or the pipeline knows it. */
+  template: string | null = null;
+  /** The status handed to the caller; 0 until then. */
+  status = 0;
+  /** Request body bytes, when the gateway read or copied them; null otherwise. */
+  bytesIn: number | null = null;
+  /** Answer body bytes relayed. */
+  bytesOut = 0;
+  /** An observer sets this before the upstream call to keep a copy of the body's first bytes. */
+  bodyLimit = 0;
+  /**
+   * The copy: chunks of at most `bodyLimit` bytes in all (null once the body was larger), the
+   * size received, and whether the body was received whole (an upstream may answer before it
+   * read all of a streamed body).
+   */
+  body: { chunks: Uint8Array[] | null; size: number; complete: boolean } | null = null;
+  outcome: 'answered' | 'aborted' = 'answered';
+  /** performance.now() at close. */
+  end = 0;
+
+  constructor(
+    readonly head: RequestHead,
+    /** performance.now() at open. */
+    readonly start: number,
+  ) {}
+
+  /** The upstream call hands each request chunk it sends on (only when `bodyLimit` > 0). */
+  keep(chunk: Uint8Array, last: boolean): void {
+    const body = (this.body ??= { chunks: [], size: 0, complete: false });
+    if (chunk.byteLength > 0) {
+      body.size += chunk.byteLength;
+      // Chunks are the door's own copies: holding them is the copy, and it stops at the limit.
+      if (body.chunks !== null && body.size > this.bodyLimit) body.chunks = null;
+      else body.chunks?.push(chunk);
+    }
+    if (last) body.complete = true;
+    this.bytesIn = body.size;
+  }
+
+  /** The body declared a length past `bodyLimit`: nothing is kept. */
+  tooLarge(declared: number): void {
+    this.body = { chunks: null, size: declared, complete: true };
+    this.bytesIn = declared;
+  }
+}
+
+export interface RecordObserver {
+  /** Cheap, per exchange: does this observer want records now? */
+  listening(): boolean;
+  /** The pipeline let the request through; the upstream call follows (ask for the body here). */
+  passed?(record: RequestRecord): void;
+  /** The answer ended, or the caller left. */
+  closed(record: RequestRecord): void;
+}
+
+export class RequestRecords {
+  constructor(
+    private readonly observers: readonly RecordObserver[],
+    private readonly onError: (err: unknown) => void,
+  ) {}
+
+  /** A record for this exchange, or undefined when no observer listens. */
+  open(head: RequestHead): RequestRecord | undefined {
+    // Indexed: this runs on every data-plane request, listened to or not.
+    for (let i = 0; i < this.observers.length; i++) {
+      if (this.observers[i]!.listening()) return new RequestRecord(head, performance.now());
+    }
+    return undefined;
+  }
+
+  passed(record: RequestRecord): void {
+    for (const o of this.observers) {
+      try {
+        o.passed?.(record);
+      } catch (err) {
+        this.onError(err);
+      }
+    }
+  }
+
+  /** Closes the record: a caller that left before any status got 499. Observers never throw here. */
+  close(record: RequestRecord, aborted: boolean): void {
+    record.end = performance.now();
+    if (aborted) {
+      record.outcome = 'aborted';
+      if (record.status === 0) record.status = CLIENT_CLOSED;
+    }
+    for (const o of this.observers) {
+      try {
+        o.closed(record);
+      } catch (err) {
+        this.onError(err);
+      }
+    }
+  }
+}

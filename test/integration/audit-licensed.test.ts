@@ -1,0 +1,131 @@
+/**
+ * The trail's licensed features through a real gateway: the collector push to a real OTLP/HTTP
+ * receiver on loopback (spec 1.3 rule 11), and the CSV export within the caller's perimeter
+ * (rule 16).
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { adminWith, signInAdmin, putOk, type Admin } from '../helpers/admin.ts';
+import { call } from '../helpers/http.ts';
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedLog } from '../helpers/otlp-receiver.ts';
+
+let t: TestGateway;
+let otlp: OtlpReceiver;
+let root: Admin;
+let control: string;
+
+before(async () => {
+  otlp = await startOtlpReceiver();
+  t = await startTestGateway({ GATEWAY_CLOCK: 'manual', GATEWAY_EDITION: 'licensed', GATEWAY_OTLP_ENDPOINT: otlp.url });
+  control = t.url('control');
+  // A token: the test clock moves, and sessions would expire.
+  const session = await signInAdmin(control);
+  const minted = await session.post('/api/tokens', { name: 'auditor', kind: 'admin' });
+  root = adminWith(control, { authorization: `Bearer ${minted.json.token}` });
+});
+after(async () => {
+  await t.close();
+  await otlp.close();
+});
+
+const settle = () => t.gw.ctx.audit.call('audit.settle', null);
+const advance = (by: string) => call(`${control}/__clock/advance`, { method: 'POST', body: { by }, headers: root.headers });
+
+/** Moves the clock past the push's batch interval until `pred` holds on what arrived. */
+async function received(pred: (logs: ReceivedLog[]) => boolean): Promise<ReceivedLog[]> {
+  for (let i = 0; i < 200 && !pred(otlp.logs); i++) {
+    await settle();
+    await advance('PT2S');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.ok(pred(otlp.logs), `not received: ${JSON.stringify(otlp.logs.map((l) => l.body))}`);
+  return otlp.logs;
+}
+
+function account(name: string, body: Record<string, unknown> = {}) {
+  return root.post('/api/accounts', { name, password: `${name}-password-1`, ...body });
+}
+
+test('the push sends the streams switched on, each line as an OpenTelemetry log of the audit stream', async () => {
+  const off = (await root.get('/api/settings/audit')).json;
+  assert.deepEqual(off.push, { audit: false, console: false });
+  await putOk(root, '/api/routes/before-push', { upstream: 'http://127.0.0.1:9', paths: ['/before'] });
+
+  const on = await root.put('/api/settings/audit', { push: { audit: true } });
+  assert.equal(on.status, 200, on.text);
+  assert.deepEqual(on.json.push, { audit: true, console: false });
+  await putOk(root, '/api/organisations/acme', { name: 'Acme' });
+  assert.equal((await account('alice', { organisation: 'acme' })).status, 201);
+  const data = t.url('data');
+  const signin = await call(`${data}/.meerkat/session`, {
+    method: 'POST', body: { name: 'alice', password: 'alice-password-1' },
+    headers: { origin: data, traceparent: '00-11112222333344445555666677778888-1111222233334444-01' },
+  });
+  assert.equal(signin.status, 200);
+  await call(`${data}/.meerkat/session`, { method: 'POST', body: { name: 'alice', password: 'wrong' }, headers: { origin: data } });
+
+  const logs = await received((l) => l.some((x) => x.body === 'signin.refused'));
+  const line = logs.find((l) => l.body === 'signin')!;
+  assert.equal(line.resource['gateway.stream'], 'audit');
+  assert.equal(line.attributes['user.name'], 'alice');
+  assert.equal(line.attributes['client.address'], '127.0.0.1');
+  assert.equal(line.attributes['gateway.organisation'], 'acme');
+  assert.equal(line.attributes['gateway.target.kind'], 'account');
+  assert.equal(line.traceId, '11112222333344445555666677778888', 'the trace id of the request');
+  assert.equal(logs.find((l) => l.body === 'signin.refused')!.attributes['gateway.audit.detail'], 'bad-credentials');
+  assert.ok(logs.every((l) => l.attributes['gateway.audit.part'] !== 'changes'), 'the console stream is off');
+
+  // The console's lines too, once switched on; those written before are not sent after the fact.
+  assert.equal((await root.put('/api/settings/audit', { push: { console: true } })).json.push.console, true);
+  await putOk(root, '/api/routes/pushed', { upstream: 'http://127.0.0.1:9', paths: ['/pushed'] });
+  const more = await received((l) => l.some((x) => x.attributes['gateway.target.id'] === 'pushed'));
+  const change = more.find((l) => l.attributes['gateway.target.id'] === 'pushed')!;
+  assert.equal(change.body, 'route.create');
+  assert.equal(change.attributes['user.name'], 'root');
+  assert.equal(change.attributes['gateway.token'], 'auditor');
+  assert.equal(change.resource['gateway.stream'], 'audit');
+  assert.ok(!more.some((l) => l.attributes['gateway.target.id'] === 'before-push'));
+  assert.deepEqual(otlp.problems, []);
+  assert.deepEqual((await root.get('/api/settings/audit')).json.dropped, { audit: 0, console: 0 });
+});
+
+test('the push switch needs a collector; the settings line records the switch', async () => {
+  await settle();
+  const lines = (await root.get('/api/audit?kind=settings.update&target=audit')).json.events;
+  assert.ok(lines.some((e: any) => e.changes.some((c: any) => c.field === 'push' && c.to.console === true)));
+});
+
+test('the export: CSV of the filtered view within the caller\'s perimeter, one row per line, and its own audit.export line', async () => {
+  assert.equal((await account('apps', { capabilities: ['app-admin'] })).status, 201);
+  await call(`${control}/api/session`, { method: 'POST', body: { name: '=HYPERLINK("http://evil")', password: 'x' }, headers: { origin: control } });
+  await settle();
+  const listed = (await root.get('/api/audit?part=changes,security&limit=500')).json.events;
+
+  const a = await root.get('/api/audit/export?part=changes,security');
+  assert.equal(a.status, 200, a.text);
+  assert.match(String(a.headers['content-type']), /^text\/csv/);
+  assert.match(String(a.headers['content-disposition']), /attachment/);
+  const rows = a.text.trimEnd().split('\r\n');
+  assert.equal(rows[0], 'when,part,action,actor,token,target_kind,target_id,target_name,organisation,address,detail,changes');
+  assert.equal(rows.length - 1, listed.length, 'one row per line of the same view');
+  assert.ok(rows.some((r) => r.includes(`"'=HYPERLINK(""http://evil"")"`)), 'a typed formula is written as text');
+  const routeRow = rows.find((r) => r.includes(',route.create,') && r.includes(',pushed,'))!;
+  assert.match(routeRow, /^\d{4}-\d{2}-\d{2}T[\d:.]+Z,changes,route\.create,root,auditor,route,pushed,pushed,/);
+  assert.match(routeRow, /"\[\{""field"":""upstream""/, 'the diff as JSON in its own column');
+
+  const apps = await signInAdmin(control, 'apps', 'apps-password-1');
+  const theirs = await apps.get('/api/audit/export');
+  assert.equal(theirs.status, 200);
+  assert.ok(!theirs.text.includes(',route.create,'), 'route changes are outside app-admin\'s perimeter');
+  assert.ok(!theirs.text.includes(',console,'), 'console sign-ins are root\'s');
+  assert.equal((await apps.get('/api/audit/export?limit=5')).status, 400);
+
+  await settle();
+  const exports = (await root.get('/api/audit?kind=audit.export')).json.events;
+  assert.equal(exports.length, 2);
+  assert.deepEqual(exports.map((e: any) => e.actor.account), ['apps', 'root']);
+  assert.equal(exports[1].target.kind, 'audit');
+  assert.match(exports[1].detail, /rows; filters part=changes%2Csecurity/);
+  assert.ok(!(await apps.get('/api/audit?limit=500')).json.events.some((e: any) => e.action === 'audit.export'), 'exports are read by root');
+});
