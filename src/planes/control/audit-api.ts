@@ -7,7 +7,7 @@ import type { Router } from '../../http/router.ts';
 import { GatewayError, invalidField } from '../../http/errors.ts';
 import { auditSlice, type AuditSlice } from '../../core/audit/visibility.ts';
 import { AUDIT_LIMITS, nextCursor, parseAuditQuery, type AuditFilter } from '../../core/audit/query.ts';
-import type { AuditEvent, AuditPart, TargetKind } from '../../core/audit/event.ts';
+import type { AuditChange, AuditEvent, AuditPart, TargetKind } from '../../core/audit/event.ts';
 import type { AuditQuery, AuditRow } from '../../store/audit.ts';
 import { AUDIT_RETENTIONS, isAuditRetention, isOperationRetention } from '../../core/audit/retention.ts';
 import type { AuditSettings } from '../../store/audit-settings.ts';
@@ -87,7 +87,8 @@ export function eventOf(r: AuditRow): AuditEvent & { traceId?: string; attribute
     actor: r.actorAccount === null ? null : { account: r.actorAccount, ...(r.actorToken !== null ? { token: r.actorToken } : {}) },
     target: { kind: r.targetKind as TargetKind, ...(r.targetId !== null ? { id: r.targetId } : {}), ...(r.targetName !== null ? { name: r.targetName } : {}) },
     ...(r.organisation !== null ? { organisation: r.organisation } : {}),
-    ...(Array.isArray(r.changes) && r.changes.length > 0 ? { changes: r.changes } : {}),
+    // PostgreSQL's jsonb keeps keys in its own order: the answer puts field, from, to back.
+    ...(Array.isArray(r.changes) && r.changes.length > 0 ? { changes: (r.changes as AuditChange[]).map((c) => ({ field: c.field, from: c.from, to: c.to })) } : {}),
     ...(r.detail !== null ? { detail: r.detail } : {}),
     ...(r.address !== null ? { address: r.address } : {}),
     ...(r.traceId !== null ? { traceId: r.traceId } : {}),
