@@ -112,14 +112,28 @@ async function tokenCreate(args: string[]): Promise<void> {
   }
   if (kind === 'admin' && (values.routes || values.roles)) throw new UsageError('--routes and --roles are the perimeter of a schedules token; an admin token has none');
   const { createToken } = await import('./core/tokens/create.ts');
+  const { insertEventsIn } = await import('./store/audit.ts');
+  const { linesOf } = await import('./core/audit/lines.ts');
+  const node = settingsOrExit().nodeName;
   const minted = await withStore(async (store) => {
     try {
-      return await createToken(store.em(), {
-        name, kind,
-        account: kind === 'admin' ? values.account ?? 'root' : null,
-        routes: kind === 'schedules' ? list(values.routes) ?? ['*'] : null,
-        roles: kind === 'schedules' ? list(values.roles) ?? [] : null,
-      }, Date.now());
+      // The token and its audit line commit together, as a mint through the API does. Nobody
+      // signed in: the line has no actor, and says it came from the command line.
+      return await store.em().transactional(async (em) => {
+        const request = {
+          name, kind,
+          account: kind === 'admin' ? values.account ?? 'root' : null,
+          routes: kind === 'schedules' ? list(values.routes) ?? ['*'] : null,
+          roles: kind === 'schedules' ? list(values.roles) ?? [] : null,
+        };
+        const now = Date.now();
+        const token = await createToken(em, request, now);
+        await insertEventsIn(em, store.driver, linesOf([{
+          action: 'token.create', target: { kind: 'token', id: token.id, name }, before: null,
+          after: { name, kind, routes: request.routes, roles: request.roles }, detail: 'minted with the command line',
+        }], null, now, node));
+        return token;
+      });
     } catch (err) {
       // The same refusals as the API, said for a command line.
       if (err instanceof GatewayError) throw new UsageError(err.field ? `--${err.field}: ${err.detail}` : err.detail);

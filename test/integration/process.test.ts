@@ -4,6 +4,7 @@ import { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
 import { createTestDatabase } from '../helpers/db.ts';
 import { loopbackEnv } from '../helpers/gateway.ts';
+import { signInAdmin } from '../helpers/admin.ts';
 import { call } from '../helpers/http.ts';
 import { runCli, startProcess } from '../helpers/process.ts';
 import { openStore } from '../../src/store/orm.ts';
@@ -141,6 +142,12 @@ test('meerkat token create prints a token once; the running gateway accepts it',
       if (status !== 404) await new Promise((r) => setTimeout(r, 100));
     }
     assert.equal(status, 404, 'the token opened the internal plane (the path itself does not exist)');
+    // The mint is in the trail, with no actor (nobody signed in), and without its secret.
+    const root = await signInAdmin(gw.urls.control!);
+    const trail = await root.get('/api/audit?kind=token.create');
+    assert.equal(trail.status, 200, trail.text);
+    assert.deepEqual(trail.json.events.map((e: any) => [e.actor, e.target.name, e.detail]), [[null, 'billing', 'minted with the command line']]);
+    assert.ok(!trail.text.includes(token));
 
     const usage = await runCli(['token', 'create', '--name', 'x', '--kind', 'root'], env);
     assert.equal(usage.code, 64);
