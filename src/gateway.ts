@@ -12,7 +12,7 @@ import { createTaskPool, type TaskPool } from './workers/pool.ts';
 import { ConfigClient } from './actors/config/client.ts';
 import { SchedulesClient } from './actors/schedules/client.ts';
 import { AuditClient } from './actors/audit/client.ts';
-import { isLicensed } from './settings/edition.ts';
+import { isLicensed } from './planes/edition.ts';
 import { openUwsDoor, type Door } from './http/uws-door.ts';
 import type { ExchangeHandler } from './http/exchange.ts';
 import { sendFailure } from './http/respond.ts';

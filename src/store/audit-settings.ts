@@ -12,12 +12,12 @@ import type { SweepCounts } from './audit.ts';
 import {
   DEFAULT_AUDIT_RETENTION, DEFAULT_OPERATION_RETENTION, isAuditRetention, isOperationRetention,
   type AuditChoice, type AuditRetention,
-} from '../core/audit/retention.ts';
+} from './audit-retention.ts';
 
 export {
   AUDIT_RETENTIONS, DEFAULT_AUDIT_RETENTION, DEFAULT_OPERATION_RETENTION, durationBefore, isAuditRetention, isOperationRetention, sweepLines,
   type AuditChoice, type AuditPushSwitches, type AuditRetention, type AuditRetentionSettings,
-} from '../core/audit/retention.ts';
+} from './audit-retention.ts';
 
 
 export const AUDIT_RETENTION_KEY = 'audit.retention';

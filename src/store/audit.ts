@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/core';
 import type { Store } from './orm.ts';
-import type { SweepLines } from '../core/audit/retention.ts';
+import type { SweepLines } from './audit-retention.ts';
 
 export type { SweepLines };
 
@@ -36,6 +36,9 @@ export interface AuditRow {
 
 /** An event to write: the id is given when the caller needs it first, made here otherwise. */
 export type NewAuditRow = Omit<AuditRow, 'id'> & { readonly id?: string };
+
+/** A line as a recorder hands it: the store adds the id, the writer the node. */
+export type AuditEntry = Omit<NewAuditRow, 'id' | 'node'>;
 
 const COLUMNS = [
   ['id', 'id'], ['at', 'at'], ['part', 'part'], ['action', 'action'], ['actorAccount', 'actor_account'],

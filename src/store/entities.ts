@@ -3,7 +3,6 @@
  * milliseconds (bigint columns read as numbers): the same on SQLite and PostgreSQL.
  */
 import { defineEntity, type InferEntity } from '@mikro-orm/core';
-import type { RouteAudit } from '../core/audit/rules.ts';
 
 export const Account = defineEntity({
   name: 'Account',
@@ -84,7 +83,12 @@ export const Route = defineEntity({
     openapi: p.json<unknown>().nullable(),
     organisation: p.string().nullable(),
     /** Endpoint audit rules (migration 0010); null: none. Kept on every edition, applied on the licensed one. */
-    audit: p.json<RouteAudit>().nullable(),
+    audit: p.json<{
+      readonly operations: Readonly<Record<string, {
+        readonly on: boolean; readonly description?: string; readonly fields?: Readonly<Record<string, string>>;
+        readonly body?: boolean; readonly secretFields?: readonly string[];
+      }>>;
+    }>().nullable(),
     createdAt: p.bigint('number'),
     updatedAt: p.bigint('number'),
   }),

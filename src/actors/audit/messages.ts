@@ -8,11 +8,10 @@
  * change's own transaction (a change and its line commit together), then hands it here for the push.
  */
 import type { StoreOptions } from '../../store/orm.ts';
-import type { AuditQuery, AuditRow, NewAuditRow, SweepCounts } from '../../store/audit.ts';
+import type { AuditEntry, AuditQuery, AuditRow, SweepCounts } from '../../store/audit.ts';
 import type { AuditChoice, AuditSettings } from '../../store/audit-settings.ts';
 
-/** A line as the recorder hands it: the store adds the id, the batcher the node. */
-export type AuditEntry = Omit<NewAuditRow, 'id' | 'node'>;
+export type { AuditEntry };
 
 /**
  * The collector push's two streams (spec 1.3 rule 11): `audit` is the data plane's (application

@@ -3,7 +3,7 @@
  * an index that finds the audited operation of a call, and the audit line of that call. Pure:
  * the data plane hands what it saw (request record), this shapes what the trail keeps.
  */
-import type { AuditEntry } from '../../actors/audit/messages.ts';
+import type { AuditEntry } from '../../store/audit.ts';
 import { clip } from './event.ts';
 import { BODY_MAX_BYTES, bodySecretTest, MASK, maskBody } from './mask.ts';
 import {

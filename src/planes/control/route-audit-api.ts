@@ -6,7 +6,7 @@
 import { GatewayError } from '../../http/errors.ts';
 import type { Router, Schema } from '../../http/router.ts';
 import { isRemoval } from '../../core/audit/rules.ts';
-import { requireLicensed } from '../../settings/edition.ts';
+import { requireLicensed } from '../edition.ts';
 import type { GatewayContext } from '../context.ts';
 import { callerOf, type Principal } from '../principal.ts';
 import { idParam, notFound, STRINGS, WRITE_REFUSALS } from './resource-docs.ts';

@@ -8,7 +8,7 @@
  */
 import { BODY_MAX_BYTES } from '../../core/audit/mask.ts';
 import { operationEntry, type CallBody, type OperationMatch } from '../../core/audit/operations.ts';
-import { isLicensed } from '../../settings/edition.ts';
+import { isLicensed } from '../edition.ts';
 import type { RecordObserver, RequestRecord } from '../../pipeline/request-record.ts';
 import type { GatewayContext } from '../context.ts';
 import { traceIdOf } from '../principal.ts';

@@ -4,7 +4,7 @@
  * naming the feature, so an operator knows what is locked, not only that something is.
  */
 import { GatewayError } from '../http/errors.ts';
-import type { Settings } from './settings.ts';
+import type { Settings } from '../settings/settings.ts';
 
 export const isLicensed = (settings: Pick<Settings, 'edition'>): boolean => settings.edition === 'licensed';
 
