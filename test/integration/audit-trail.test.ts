@@ -304,3 +304,22 @@ test('password.change by its owner: the account\'s security, never a change of t
   assert.equal((await trail(root, 'part=changes&actor=ivan')).length, 0, 'not a change of the control plane');
   assert.ok(!JSON.stringify(await trail(root, 'limit=500')).includes('ivan-password-2'));
 });
+
+test('an application sign-in outside the organisation\'s hours is refused with the one sentence; the trail says outside-hours', async () => {
+  const now = (await call(`${control}/__clock`)).json.now as number;
+  const days = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'];
+  const today = days[new Date(now).getUTCDay()];
+  // Open every day but today, in UTC: now is outside.
+  await putOk(root, '/api/organisations/nightshift', { name: 'Night shift', hours: { timezone: 'UTC', windows: [{ days: days.filter((d) => d !== today), from: '00:00', to: '24:00' }] } });
+  await account('jules', { organisation: 'nightshift' });
+  const data = t.url('data');
+  const refused = await signInAt(data, '/.meerkat/session', 'jules', 'jules-password-1');
+  const wrong = await signInAt(data, '/.meerkat/session', 'jules', 'not-it');
+  assert.equal(refused.status, 401);
+  assert.equal(refused.json.detail, wrong.json.detail, 'the visitor reads one sentence');
+  const lines = await trail(root, 'actor=jules&kind=signin.refused');
+  assert.deepEqual(lines.map((e) => e.detail), ['bad-credentials', 'outside-hours']);
+  assert.ok(lines.every((e) => e.organisation === 'nightshift' && e.target.kind === 'account'));
+  // The console's door is not an application's: hours do not shut it.
+  assert.equal((await signInAt(control, '/api/session', 'jules', 'jules-password-1')).status, 200);
+});

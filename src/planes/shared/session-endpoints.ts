@@ -14,6 +14,7 @@ import { parsePasswordChange } from '../../core/accounts/account-input.ts';
 import type { RequestContext } from '../../http/router.ts';
 import type { AccountView } from '../../actors/config/messages.ts';
 import { clip, TYPED_NAME_MAX } from '../../core/audit/event.ts';
+import { withinHours } from '../../pipeline/hours.ts';
 import { ownOrigin } from './origin.ts';
 
 export const SESSION_TTL_MS = 12 * 60 * 60_000;
@@ -109,10 +110,13 @@ export function addSessionEndpoints(router: Router<Principal>, gw: GatewayContex
     const account = gw.config.view.accountsByName.get(name);
     // The same work for an unknown name, so timing does not tell which names exist.
     const ok = await gw.pool.verifyPassword(password, account?.passwordHash ?? DECOY_HASH);
-    if (!account || !ok || account.disabled) {
+    // An application's door is shut outside the member's organisation hours, as its routes are.
+    const organisation = account?.organisation ? gw.config.view.organisations.get(account.organisation) : undefined;
+    const outsideHours = scope === 'app' && organisation !== undefined && !withinHours(organisation.hours, gw.clock.now());
+    if (!account || !ok || account.disabled || outsideHours) {
       const tripped = throttle.fail(name);
       // The visitor reads one sentence; the trail states the real reason.
-      const reason = !account || !ok ? 'bad-credentials' : 'disabled';
+      const reason = !account || !ok ? 'bad-credentials' : account.disabled ? 'disabled' : 'outside-hours';
       gw.log.info(tripped ? 'sign-in locked' : 'sign-in refused', { scope, name: name.slice(0, 64), reason, address: ctx.ex.remoteAddress });
       signinLine(ctx, account ?? null, name, tripped ? 'signin.locked' : 'signin.refused', tripped ? 'throttled' : reason);
       if (tripped) throw new GatewayError('signin.locked', undefined, undefined, { retryAfter: 900 });
