@@ -74,7 +74,7 @@ export function addSessionEndpoints(router: Router<Principal>, gw: GatewayContex
 
   router.add('POST', path, {
     summary: `Sign in to ${what}`,
-    description: `Sets an HttpOnly, SameSite=${sameSite} cookie ${cookieName} (Secure over HTTPS). A wrong password, an unknown name and a disabled account get the same answer. Five failures within 15 minutes lock the name for 15 minutes.`,
+    description: `Sets an HttpOnly, SameSite=${sameSite} cookie ${cookieName} (Secure over HTTPS). A wrong password, an unknown name and a disabled account (and, for an application, a sign-in outside its organisation's hours) get the same answer; the audit trail records the real reason. Five failures within 15 minutes lock the name for 15 minutes.`,
     tags: ['session'], auth: 'none',
     body: {
       type: 'object', required: ['name', 'password'],
