@@ -51,8 +51,19 @@ export async function readJson(ex: Exchange, limit = API_BODY_LIMIT): Promise<un
   try {
     return JSON.parse(raw.toString('utf8')) as unknown;
   } catch (err) {
-    throw new GatewayError('body.invalid-json', `The request body is not valid JSON: ${(err as Error).message}.`);
+    throw new GatewayError('body.invalid-json', `The request body is not valid JSON${jsonFault(err)}.`);
   }
+}
+
+/**
+ * What the parser found wrong, without quoting the body: some of V8's messages carry up to ten
+ * characters around the fault (`Unexpected token 's', ..."password":s3cret-pas"... is not valid
+ * JSON`), and a password or a vault value typed there would come back in the answer. Those are
+ * left out; the others say what and where, and hold no text of the body.
+ */
+export function jsonFault(err: unknown): string {
+  const message = err instanceof Error ? err.message : '';
+  return message === '' || message.includes('"') ? '' : `: ${message}`;
 }
 
 /**

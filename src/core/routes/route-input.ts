@@ -38,7 +38,8 @@ function upstream(body: Fields): string {
   try {
     url = new URL(raw.trim());
   } catch {
-    throw new GatewayError('route.upstream-invalid', `upstream "${raw}" is not a URL; write http://host:port or https://host.`, 'upstream');
+    // Not quoted: a URL that does not parse may still carry a password (`http://svc:pw@host:80a`).
+    throw new GatewayError('route.upstream-invalid', 'upstream is not a URL; write http://host:port or https://host.', 'upstream');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new GatewayError('route.upstream-invalid', `upstream must use http:// or https://, not ${url.protocol}//.`, 'upstream');
