@@ -15,7 +15,10 @@ import type { ActorHandlers } from '../../../workers/actor-runtime.ts';
 
 /** What the file can set, by `<kind> <name>`, each as its canonical encoding. */
 async function declared(em: EntityManager): Promise<Map<string, string>> {
-  const [roles, organisations, routes] = await Promise.all([em.find(Role, {}), em.find(Organisation, {}), em.find(Route, {})]);
+  // One after another: a transaction is one connection, and it runs one query at a time.
+  const roles = await em.find(Role, {});
+  const organisations = await em.find(Organisation, {});
+  const routes = await em.find(Route, {});
   return new Map([
     ...roles.map((r): [string, string] => [`role ${r.name}`, canonical({ implies: r.implies })]),
     ...organisations.map((o): [string, string] => [`organisation ${o.id}`, canonical({ name: o.name, hours: o.hours ?? null })]),

@@ -36,9 +36,9 @@ export function organisationHandlers(deps: WriteDeps): ActorHandlers<Organisatio
       return out;
     }),
     'organisation.delete': ({ id }) => write(deps, 'organisation', async (em, audit) => {
-      const [members, routes] = await Promise.all([
-        em.count(Account, { organisation: id }), em.count(Route, { organisation: id }),
-      ]);
+      // In turn: a transaction is one connection, which runs one query at a time.
+      const members = await em.count(Account, { organisation: id });
+      const routes = await em.count(Route, { organisation: id });
       if (members + routes > 0) {
         throw new GatewayError('organisation.in-use', `The organisation "${id}" still has ${members} member account(s) and ${routes} route(s); move them first.`);
       }

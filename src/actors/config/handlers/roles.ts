@@ -28,9 +28,11 @@ export async function putRole(em: EntityManager, input: RoleInput, now: number):
 
 /** Who still names a role: a deletion would silently change what they open. */
 async function usersOfRole(em: EntityManager, name: string): Promise<string[]> {
-  const [roles, routes, accounts, tokens] = await Promise.all([
-    em.find(Role, {}), em.find(Route, {}), em.find(Account, {}), em.find(Token, { revokedAt: null }),
-  ]);
+  // In turn: inside a write this is one transaction's connection, which runs one query at a time.
+  const roles = await em.find(Role, {});
+  const routes = await em.find(Route, {});
+  const accounts = await em.find(Account, {});
+  const tokens = await em.find(Token, { revokedAt: null });
   return [
     ...roles.filter((r) => r.implies.includes(name)).map((r) => `role ${r.name}`),
     ...routes.filter((r) => r.rule?.roles.includes(name) || r.endpointRules.some((e) => e.roles.includes(name))).map((r) => `route ${r.id}`),
