@@ -140,7 +140,9 @@ async function main() {
   log(cfg.pin ? `pinning: gateways on cpu ${cfg.proxyCpu}; upstream + wrk on cpu ${cfg.loadCpu}` : 'pinning: off');
 
   const runs = await measure(cfg, targets, TGT, { warmOf, upstreamPgid: upstreamProc.pid, maxSeconds, runSlot, before, after });
-  const sample = targets.includes('meerkat+audit') ? (await control(TGT['meerkat+audit'], '/api/audit?part=operations&limit=1')).events?.[0] : undefined;
+  // The newest lines are the calls in flight when wrk stopped (499, aborted): show an answered one.
+  const newest = targets.includes('meerkat+audit') ? (await control(TGT['meerkat+audit'], '/api/audit?part=operations&limit=100')).events ?? [] : [];
+  const sample = newest.find((e) => e.attributes?.['http.response.status_code'] === 200) ?? newest[0];
   const totals = {};
   for (const t of targets) totals[t] = { lines: TGT[t].lines.count(), dropped: await droppedOf(TGT[t]) };
   for (const t of targets) TGT[t].lines.close();
@@ -185,7 +187,7 @@ function report(runs, { wrkV, expected, sample, totals }) {
     }
   }
   out.push('');
-  out.push('== per run: lines/req_lines = audit lines written / wrk requests (lines also count requests in flight when wrk stopped);');
+  out.push('== per run: requests = answered within the run (wrk); lines = audit lines written, the calls in flight when wrk stopped included;');
   out.push('   cpu_us/req = the gateway\'s CPU from the run\'s start until it settled, per request; cpu columns as in bench/proxy ==');
   out.push(perRunTable(runs, [
     { head: 'requests', cell: (r) => r.requests },
@@ -196,7 +198,7 @@ function report(runs, { wrkV, expected, sample, totals }) {
   ]));
   out.push('');
   out.push(`totals since start (warm-ups and readiness calls included): ${targets.map((t) => `${t} ${totals[t].lines} lines, ${totals[t].dropped} dropped`).join('; ')}`);
-  if (sample) out.push(`newest line of meerkat+audit (GET /api/audit?part=operations&limit=1): ${JSON.stringify(sample)}`);
+  if (sample) out.push(`a line of meerkat+audit, as GET /api/audit?part=operations answers it: ${JSON.stringify(sample)}`);
   out.push(...warnings(runs, cfg));
   const unsettled = runs.filter((r) => !r.settled).length;
   if (unsettled) out.push(`WARNING: ${unsettled} run(s) did not settle within SETTLE_TIMEOUT=${cfg.settleTimeout}s: the next run overlapped their leftovers`);
