@@ -1,0 +1,166 @@
+// load.mjs - drives wrk at the targets of a data-plane bench and watches the box while it does.
+//
+// Each run is `wrk -tT -cC -dD --latency` pinned on the load core. During its steady part (t+1 s to t+D-1 s)
+// /proc is sampled for the CPU of the target, the upstream, wrk, everyone else ("other") and hypervisor steal;
+// a run where others or steal take >= NOISY_PCT % of a core is DISTURBED and repeated (RETRIES in total).
+// Targets alternate within a round and the order rotates each round, so slow drift spreads across targets.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { die, elapsedS, forget, log, procs, start, TMP } from './procs.mjs';
+import { fmt } from './report.mjs';
+
+// ------------------------------------------------------------------ CPU accounting (/proc, Linux only)
+// cores(): per core { busy: user+nice+system+irq+softirq, steal, total } in jiffies.
+function cores() {
+  const out = [];
+  for (const line of fs.readFileSync('/proc/stat', 'utf8').split('\n')) {
+    const m = line.match(/^cpu(\d+)\s+(.*)$/);
+    if (!m) continue;
+    const v = m[2].split(/\s+/).map(Number); // user nice system idle iowait irq softirq steal
+    out[+m[1]] = { busy: v[0] + v[1] + v[2] + v[5] + v[6], steal: v[7], total: v.slice(0, 8).reduce((a, b) => a + b, 0) };
+  }
+  return out;
+}
+// CPU jiffies (utime+stime, all threads) of every process, by process group; only groups in `pgids` kept.
+function groupTicks(pgids) {
+  const by = new Map(pgids.map((g) => [g, 0]));
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    let s;
+    try { s = fs.readFileSync(`/proc/${d}/stat`, 'utf8'); } catch { continue; }
+    const f = s.slice(s.lastIndexOf(')') + 2).split(' '); // f[0]=state f[2]=pgrp f[11]=utime f[12]=stime
+    const g = Number(f[2]);
+    if (by.has(g)) by.set(g, by.get(g) + Number(f[11]) + Number(f[12]));
+  }
+  return by;
+}
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
+/** CPU seconds used so far by the processes of one group (all threads, children that are still running). */
+export const cpuSeconds = (pgid) => (groupTicks([pgid]).get(pgid) ?? 0) / CLK_TCK;
+/** A sample of the cores and of the groups `pgids` (default: every process the bench runs). */
+export const snap = (pgids = procs.map((p) => p.pid)) => ({ t: process.hrtime.bigint(), cores: cores(), groups: groupTicks(pgids) });
+// % of one core over the window between two snaps; cfg gives the pinned cores.
+export function cpuDiff(cfg, a, b, { proxy, upstream, wrk }) {
+  const d = b.cores.map((c, i) => ({ busy: c.busy - a.cores[i].busy, steal: c.steal - a.cores[i].steal, total: c.total - a.cores[i].total }));
+  const span = Math.max(1, (Number(b.t - a.t) / 1e9) * CLK_TCK); // jiffies of one core over the window (wall clock)
+  const g = (pg) => (pg == null ? NaN : (b.groups.get(pg) ?? 0) - (a.groups.get(pg) ?? 0));
+  const ours = [...b.groups.keys()].reduce((s, pg) => s + g(pg), 0);
+  const pct = (x) => (Number.isFinite(x) ? Math.round((100 * x) / span) : NaN);
+  const core = (i) => (cfg.pin ? Math.round((100 * d[i].busy) / Math.max(1, d[i].total)) : NaN);
+  return {
+    proxyCore: core(cfg.proxyCpu), loadCore: core(cfg.loadCpu),
+    proxy: pct(g(proxy)), upstream: pct(g(upstream)), wrk: pct(g(wrk)),
+    other: pct(Math.max(0, d.reduce((s, c) => s + c.busy, 0) - ours)), // CPU of processes this script did not start
+    steal: pct(d.reduce((s, c) => s + c.steal, 0)),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------- wrk
+const toMs = (s) => {
+  const m = String(s).match(/^([\d.]+)(us|ms|s|m)$/);
+  return m ? Number(m[1]) * { us: 1e-3, ms: 1, s: 1e3, m: 6e4 }[m[2]] : NaN;
+};
+function parseWrk(text) {
+  const lat = (p) => toMs(text.match(new RegExp(`^\\s*${p}%\\s+(\\S+)`, 'm'))?.[1]);
+  const se = text.match(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/);
+  return {
+    rps: Number(text.match(/^Requests\/sec:\s+([\d.]+)/m)?.[1] ?? NaN),
+    requests: Number(text.match(/^\s*(\d+) requests in/m)?.[1] ?? NaN),
+    p50: lat(50), p75: lat(75), p90: lat(90), p99: lat(99),
+    sockErrors: se ? se.slice(1).reduce((a, b) => a + Number(b), 0) : 0,
+    non2xx: Number(text.match(/Non-2xx or 3xx responses:\s+(\d+)/)?.[1] ?? 0),
+  };
+}
+/**
+ * One wrk run of d seconds against target T = { name, url, headers, pgid, wrkArgs? } (wrkArgs: e.g. a Lua
+ * script); samples CPU from t+1s to t+(d-1)s. upstreamPgid: the upstream's group, for its CPU column.
+ */
+export async function runWrk(cfg, T, d, tag, upstreamPgid) {
+  const args = [`-t${cfg.threads}`, `-c${cfg.conns}`, `-d${d}s`, '--latency', ...(T.wrkArgs ?? []), ...T.headers.flatMap((h) => ['-H', h]), T.url];
+  const w = start(`wrk-${tag}-${T.name.replace(/[^\w.-]/g, '_')}`, cfg.wrkBin, args, { cpu: cfg.loadCpu });
+  const killer = setTimeout(() => { try { process.kill(-w.pid, 'SIGKILL'); } catch {} }, (d + 15) * 1000);
+  let cpu = null;
+  if (d >= 3) {
+    const pg = [...procs.filter((p) => !p.exited || p === w).map((p) => p.pid)];
+    await sleep(1000);
+    const a = snap(pg);
+    await sleep((d - 2) * 1000);
+    if (!w.exited) cpu = cpuDiff(cfg, a, snap(pg), { proxy: T.pgid, upstream: upstreamPgid, wrk: w.pid });
+  }
+  while (!w.exited) await sleep(20);
+  clearTimeout(killer);
+  forget(w);
+  const text = fs.readFileSync(w.logFile, 'utf8');
+  fs.renameSync(w.logFile, path.join(TMP, 'wrk', path.basename(w.logFile)));
+  if (w.code !== 0) die(`wrk failed for ${T.name} (exit ${w.code}):\n${text.slice(-1500)}`);
+  const r = parseWrk(text);
+  if (!Number.isFinite(r.rps)) die(`cannot parse wrk output for ${T.name}:\n${text}`);
+  return { ...r, cpu };
+}
+
+/** Waits (at most limitS, WAIT_IDLE by default) for two 1 s samples in a row where others use < NOISY_PCT % of a core. */
+export async function waitQuiet(cfg, limitS = cfg.waitIdle) {
+  if (limitS <= 0) return;
+  const until = Date.now() + limitS * 1000;
+  let quiet = 0, other = NaN;
+  while (quiet < 2) {
+    const a = snap();
+    await sleep(1000);
+    const c = cpuDiff(cfg, a, snap(), {});
+    other = c.other + c.steal;
+    quiet = other < cfg.noisyPct ? quiet + 1 : 0;
+    if (quiet < 2 && Date.now() > until) { log(`WARNING: box still busy after ${Math.round(limitS)}s (${other}% of a core used by others); measuring anyway`); return; }
+  }
+  log(`box idle (${other}% of a core used by others)`);
+}
+
+/**
+ * Waits for a quiet box, warms each target up (warmOf(name) seconds, not recorded), then runs ROUNDS rounds.
+ * TGT: name -> target. Optional hooks around each wrk run (warm-ups included): before(name) just before it,
+ * after(name, result, 'warm' | 'run') after it and before the cooldown (e.g. to let a target finish the work the
+ * load left behind and to count it); after may set result.note, shown on the run's log line.
+ * runSlot: seconds one run takes at most, to decide whether a disturbed run can still be repeated in time.
+ * Returns [{ round, target, attempts, noisy, ...wrk result }] in the order they ran.
+ */
+export async function measure(cfg, names, TGT, { warmOf, upstreamPgid, maxSeconds, runSlot, before = async () => {}, after = async () => {} }) {
+  await waitQuiet(cfg);
+  for (const t of names) {
+    if (!warmOf(t)) continue;
+    log(`warm-up ${t}: ${warmOf(t)}s`);
+    await before(t);
+    await after(t, await runWrk(cfg, TGT[t], warmOf(t), 'warm', upstreamPgid), 'warm');
+    await sleep(cfg.cooldown * 1000);
+  }
+  const runs = [];
+  const pad = Math.max(8, ...names.map((t) => t.length));
+  let retries = cfg.retries;
+  log(`${cfg.rounds} round(s) x ${names.length} target(s): wrk -t${cfg.threads} -c${cfg.conns} -d${cfg.duration}s --latency`);
+  for (let round = 1; round <= cfg.rounds; round++) {
+    const order = names.map((_, i) => names[(i + round - 1) % names.length]);
+    for (const t of order) {
+      let r, attempt = 0;
+      for (;;) {
+        await before(t);
+        r = await runWrk(cfg, TGT[t], cfg.duration, `r${round}`, upstreamPgid);
+        attempt++;
+        r.noisy = !!r.cpu && (r.cpu.other >= cfg.noisyPct || r.cpu.steal >= cfg.noisyPct);
+        await after(t, r, 'run');
+        log(`round ${round} ${t.padEnd(pad)} ${fmt(r.rps, 0).padStart(8)} req/s  p50 ${fmt(r.p50, 3)} ms  p99 ${fmt(r.p99, 3)} ms`
+          + `  errors ${r.sockErrors}/${r.non2xx}  cpu% proxy ${fmt(r.cpu?.proxy ?? NaN, 0)} up ${fmt(r.cpu?.upstream ?? NaN, 0)}`
+          + ` wrk ${fmt(r.cpu?.wrk ?? NaN, 0)} other ${fmt(r.cpu?.other ?? NaN, 0)} steal ${fmt(r.cpu?.steal ?? NaN, 0)}${r.noisy ? '  (disturbed)' : ''}`
+          + (r.note ? `  ${r.note}` : ''));
+        await sleep(cfg.cooldown * 1000);
+        const timeLeft = maxSeconds - elapsedS() - (cfg.rounds * names.length - runs.length) * runSlot;
+        if (!r.noisy || retries <= 0 || timeLeft < runSlot) break;
+        retries--;
+        log(`  repeating the disturbed run (retries left: ${retries})`);
+        // Others are busy now: repeating at once would likely be disturbed again.
+        await waitQuiet(cfg, Math.min(cfg.waitIdle, timeLeft - runSlot));
+      }
+      runs.push({ round, target: t, attempts: attempt, ...r });
+    }
+  }
+  return runs;
+}

@@ -1,0 +1,72 @@
+// report.mjs - the tables a data-plane bench prints: medians over rounds, the per-run table, the build benched.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+
+export function fmt(x, d = 2) { return Number.isFinite(x) ? x.toFixed(d) : 'NA'; }
+export const median = (xs) => {
+  const a = xs.filter(Number.isFinite).sort((x, y) => x - y);
+  if (!a.length) return NaN;
+  const m = a.length >> 1;
+  return a.length % 2 ? a[m] : (a[m - 1] + a[m]) / 2;
+};
+/** Columns aligned: the first to the left, the others to the right. */
+export function table(header, rows) {
+  const w = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (r) => r.map((c, i) => (i === 0 ? String(c).padEnd(w[i]) : String(c).padStart(w[i]))).join('  ');
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+/** Per target: medians of req/s and latencies, the target's CPU, errors and disturbed runs. */
+export function medians(runs, names) {
+  const med = {};
+  for (const t of names) {
+    const rs = runs.filter((r) => r.target === t);
+    med[t] = Object.fromEntries(['rps', 'p50', 'p90', 'p99'].map((k) => [k, median(rs.map((r) => r[k]))]));
+    med[t].proxyCpu = median(rs.map((r) => r.cpu?.proxy ?? NaN));
+    med[t].errors = rs.reduce((s, r) => s + r.sockErrors + r.non2xx, 0);
+    med[t].noisy = rs.filter((r) => r.noisy).length;
+  }
+  return med;
+}
+
+/** Every measured run with its CPU figures; extra: [{ head, cell(run) }] columns before the note. */
+export function perRunTable(runs, extra = []) {
+  return table(['round', 'target', 'req/s', 'p50_ms', 'p99_ms', 'sock_err', 'non2xx', ...extra.map((c) => c.head), 'pcore%', 'lcore%', 'proxy%', 'upstream%', 'wrk%', 'other%', 'steal%', 'note'],
+    runs.map((r) => [r.round, r.target, fmt(r.rps, 0), fmt(r.p50, 3), fmt(r.p99, 3), r.sockErrors, r.non2xx, ...extra.map((c) => c.cell(r)),
+      ...['proxyCore', 'loadCore', 'proxy', 'upstream', 'wrk', 'other', 'steal'].map((k) => fmt(r.cpu?.[k] ?? NaN, 0)),
+      [r.noisy ? 'DISTURBED' : '', r.attempts > 1 ? `attempt ${r.attempts}` : ''].filter(Boolean).join(', ')]));
+}
+
+/** The closing lines: disturbed runs and errors, if any. */
+export function warnings(runs, cfg) {
+  const out = [];
+  const noisy = runs.filter((r) => r.noisy).length;
+  const errs = runs.reduce((s, r) => s + r.sockErrors + r.non2xx, 0);
+  out.push(noisy ? `WARNING: ${noisy} run(s) saw other processes or steal >= ${cfg.noisyPct}% of a core: treat those numbers with care`
+    : `no run saw other processes or steal >= ${cfg.noisyPct}% of a core`);
+  if (errs) out.push(`WARNING: ${errs} socket error(s) / non-2xx response(s) in total (see the per-run table)`);
+  return out;
+}
+
+/** What a gateway build runs: dist/ build time and the checkout's commit (read-only git calls). */
+export function gatewayBuild(repo, cli) {
+  const git = (...a) => spawnSync('git', ['-C', repo, ...a], { encoding: 'utf8', timeout: 5000 });
+  const sha = git('rev-parse', '--short', 'HEAD').stdout?.trim();
+  const dirty = git('status', '--porcelain', '--', 'src').stdout?.trim();
+  let builtAt = '?';
+  try { builtAt = fs.statSync(cli).mtime.toISOString(); } catch {}
+  return `dist/ built ${builtAt}${sha ? `, git ${sha}${dirty ? ' + uncommitted changes in src/' : ''}` : ''}`;
+}
+
+/** A src/ .ts file newer than the build: the bench would run old code (the run goes on). */
+export function staleBuild(srcDir, cli) {
+  const newest = (dir) => {
+    let m = 0;
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = `${dir}/${e.name}`;
+      m = Math.max(m, e.isDirectory() ? newest(p) : e.name.endsWith('.ts') ? fs.statSync(p).mtimeMs : 0);
+    }
+    return m;
+  };
+  try { return newest(srcDir) > fs.statSync(cli).mtimeMs; } catch { return false; }
+}
