@@ -1,8 +1,9 @@
 /**
  * The audit trail's rows (spec 1.3, migration 0009), in plain SQL: a batch of events goes in as
  * a few multi-row INSERTs in one transaction, pages come out newest first by id, and the
- * retention sweep deletes under the guard the append-only triggers let through. Every value is
- * a parameter; only placeholders and column names are written into the SQL.
+ * retention sweep deletes under the guard the append-only triggers let through. No value is
+ * written into the SQL here: the batcher's SQLite inserts bind them, and elsewhere the ORM's
+ * formatter escapes the parameters it is given.
  */
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/core';
@@ -87,8 +88,76 @@ function bound(em: EntityManager): Execute {
 /** Writes the events in one transaction; returns their ids in order. */
 export async function insertEvents(store: Store, rows: readonly NewAuditRow[]): Promise<string[]> {
   if (rows.length === 0) return [];
+  if (store.driver === 'sqlite') return insertSqlite(store, rows);
   const written = await store.em().transactional((tx) => insertEventsIn(tx, store.driver, rows));
   return written.map((r) => r.id);
+}
+
+/** The libsql connection as the pool hands it out: synchronous statements. */
+interface RawSqlite {
+  prepare(sql: string): { run(params: unknown[]): unknown };
+  exec(sql: string): unknown;
+}
+
+interface KnexClient {
+  acquireConnection(): Promise<RawSqlite>;
+  releaseConnection(conn: RawSqlite): Promise<unknown>;
+}
+
+/** Prepared INSERTs of each row count, per connection (the pool replaces connections now and then). */
+const statements = new WeakMap<RawSqlite, Map<number, { run(params: unknown[]): unknown }>>();
+
+/**
+ * SQLite, the AuditBatcher's batches: straight to the connection with cached prepared
+ * statements and bound values. The ORM's `execute` writes every value into the SQL text and
+ * prepares it anew, which cost the writer more than SQLite's own insert.
+ */
+async function insertSqlite(store: Store, rows: readonly NewAuditRow[]): Promise<string[]> {
+  const client = (store.em().getConnection() as unknown as { getKnex(): { client: KnexClient } }).getKnex().client;
+  const conn = await client.acquireConnection();
+  try {
+    let cache = statements.get(conn);
+    if (!cache) statements.set(conn, (cache = new Map()));
+    const full = rows.map((r): AuditRow => ({ ...r, id: r.id ?? auditId() }));
+    conn.exec('BEGIN IMMEDIATE');
+    try {
+      for (let i = 0; i < full.length; i += INSERT_CHUNK) {
+        const chunk = full.slice(i, i + INSERT_CHUNK);
+        let statement = cache.get(chunk.length);
+        if (!statement) cache.set(chunk.length, (statement = conn.prepare(insertSql(chunk.length, false))));
+        statement.run(paramsOf(chunk));
+      }
+      conn.exec('COMMIT');
+    } catch (err) {
+      try {
+        conn.exec('ROLLBACK');
+      } catch {
+        // Nothing was begun, or it is gone already: the error that matters is the first.
+      }
+      throw err;
+    }
+    return full.map((r) => r.id);
+  } finally {
+    await client.releaseConnection(conn);
+  }
+}
+
+const COLUMN_NAMES = COLUMNS.map(([, column]) => column).join(', ');
+
+function insertSql(count: number, pg: boolean): string {
+  const tuple = `(${COLUMNS.map(([field]) => (pg && JSON_FIELDS.has(field) ? 'cast(? as jsonb)' : '?')).join(', ')})`;
+  return `insert into audit_events (${COLUMN_NAMES}) values ${Array.from({ length: count }, () => tuple).join(', ')}`;
+}
+
+function paramsOf(chunk: readonly AuditRow[]): unknown[] {
+  const params: unknown[] = [];
+  for (const r of chunk) {
+    for (const [field] of COLUMNS) {
+      const v = r[field];
+      params.push(v == null ? null : JSON_FIELDS.has(field) ? JSON.stringify(v) : v);
+    }
+  }
+  return params;
 }
 
 /**
@@ -98,20 +167,10 @@ export async function insertEvents(store: Store, rows: readonly NewAuditRow[]): 
 export async function insertEventsIn(em: EntityManager, driver: Store['driver'], rows: readonly NewAuditRow[]): Promise<AuditRow[]> {
   if (rows.length === 0) return [];
   const execute = bound(em);
-  const pg = driver === 'postgresql';
   const full = rows.map((r): AuditRow => ({ ...r, id: r.id ?? auditId() }));
-  const tuple = `(${COLUMNS.map(([field]) => (pg && JSON_FIELDS.has(field) ? 'cast(? as jsonb)' : '?')).join(', ')})`;
-  const names = COLUMNS.map(([, column]) => column).join(', ');
   for (let i = 0; i < full.length; i += INSERT_CHUNK) {
     const chunk = full.slice(i, i + INSERT_CHUNK);
-    const params: unknown[] = [];
-    for (const r of chunk) {
-      for (const [field] of COLUMNS) {
-        const v = r[field];
-        params.push(v == null ? null : JSON_FIELDS.has(field) ? JSON.stringify(v) : v);
-      }
-    }
-    await execute(`insert into audit_events (${names}) values ${chunk.map(() => tuple).join(', ')}`, params, 'run');
+    await execute(insertSql(chunk.length, driver === 'postgresql'), paramsOf(chunk), 'run');
   }
   return full;
 }

@@ -34,6 +34,8 @@ export function endpointAudit(gw: GatewayContext): RecordObserver {
     if (record.route === null || record.servicePath === null) return undefined;
     return view.operationAudits.get(record.route.id)?.match(record.head.method, record.servicePath);
   };
+  // The match found when the call passed serves its close; a refused call is matched at close.
+  const matched = new WeakMap<RequestRecord, OperationMatch>();
 
   return {
     listening: () => licensed && view.operationAudits.size > 0,
@@ -41,12 +43,13 @@ export function endpointAudit(gw: GatewayContext): RecordObserver {
     passed(record) {
       const match = find(record);
       if (match === undefined) return;
+      matched.set(record, match);
       record.template = match.operation.template;
       if (match.operation.wantsBody) record.bodyLimit = BODY_MAX_BYTES;
     },
 
     closed(record) {
-      const match = find(record);
+      const match = matched.get(record) ?? find(record);
       if (match === undefined) return;
       const route = record.route!;
       const identity = record.identity;
