@@ -129,3 +129,19 @@ test('the export: CSV of the filtered view within the caller\'s perimeter, one r
   assert.match(exports[1].detail, /rows; filters part=changes%2Csecurity/);
   assert.ok(!(await apps.get('/api/audit?limit=500')).json.events.some((e: any) => e.action === 'audit.export'), 'exports are read by root');
 });
+
+test('a route\'s endpoint audit rules are a change of the route: route.audit with the rules before and after', async () => {
+  const openapi = { openapi: '3.1.0', info: { title: 'orders', version: '1' }, paths: { '/orders/{id}': { get: { summary: 'Read an order' } } } };
+  await putOk(root, '/api/routes/ruled', { upstream: 'http://127.0.0.1:9', paths: ['/ruled'], openapi });
+  const rules = { operations: { 'GET /orders/{id}': { on: true, fields: { order: 'path:id' } } } };
+  assert.equal((await root.put('/api/routes/ruled/audit', rules)).status, 200);
+  assert.equal((await root.put('/api/routes/ruled/audit', rules)).status, 200, 'the same rules again');
+  assert.equal((await root.del('/api/routes/ruled/audit')).status, 204);
+  await settle();
+  const lines = (await root.get('/api/audit?kind=route.audit&target=ruled')).json.events;
+  assert.deepEqual(lines.map((e: any) => e.changes.map((c: any) => [c.field, c.from, c.to])), [
+    [['audit', rules, null]],
+    [['audit', null, rules]],
+  ], 'the repeated PUT moved nothing and wrote nothing');
+  assert.ok(lines.every((e: any) => e.actor.token === 'auditor' && e.target.kind === 'route'));
+});
