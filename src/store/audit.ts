@@ -88,8 +88,19 @@ function bound(em: EntityManager): Execute {
 /** Writes the events in one transaction; returns their ids in order. */
 export async function insertEvents(store: Store, rows: readonly NewAuditRow[]): Promise<string[]> {
   if (rows.length === 0) return [];
-  if (store.driver === 'sqlite') return insertSqlite(store, rows);
+  if (store.driver === 'sqlite') return insertSqlite(store, rows, rows.map((r) => r.id ?? auditId()), null);
   const written = await store.em().transactional((tx) => insertEventsIn(tx, store.driver, rows));
+  return written.map((r) => r.id);
+}
+
+/**
+ * The AuditBatcher's batches: lines as recorders hand them, all written by `node`, in one
+ * transaction; returns their ids in order. No line is copied on the way.
+ */
+export async function insertLines(store: Store, lines: readonly AuditEntry[], node: string): Promise<string[]> {
+  if (lines.length === 0) return [];
+  if (store.driver === 'sqlite') return insertSqlite(store, lines, lines.map(() => auditId()), node);
+  const written = await store.em().transactional((tx) => insertEventsIn(tx, store.driver, lines.map((l) => ({ ...l, node }))));
   return written.map((r) => r.id);
 }
 
@@ -112,20 +123,19 @@ const statements = new WeakMap<RawSqlite, Map<number, { run(params: unknown[]): 
  * statements and bound values. The ORM's `execute` writes every value into the SQL text and
  * prepares it anew, which cost the writer more than SQLite's own insert.
  */
-async function insertSqlite(store: Store, rows: readonly NewAuditRow[]): Promise<string[]> {
+async function insertSqlite(store: Store, rows: readonly AuditEntry[], ids: readonly string[], node: string | null): Promise<string[]> {
   const client = (store.em().getConnection() as unknown as { getKnex(): { client: KnexClient } }).getKnex().client;
   const conn = await client.acquireConnection();
   try {
     let cache = statements.get(conn);
     if (!cache) statements.set(conn, (cache = new Map()));
-    const full = rows.map((r): AuditRow => ({ ...r, id: r.id ?? auditId() }));
     conn.exec('BEGIN IMMEDIATE');
     try {
-      for (let i = 0; i < full.length; i += INSERT_CHUNK) {
-        const chunk = full.slice(i, i + INSERT_CHUNK);
-        let statement = cache.get(chunk.length);
-        if (!statement) cache.set(chunk.length, (statement = conn.prepare(insertSql(chunk.length, false))));
-        statement.run(paramsOf(chunk));
+      for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+        const count = Math.min(INSERT_CHUNK, rows.length - i);
+        let statement = cache.get(count);
+        if (!statement) cache.set(count, (statement = conn.prepare(insertSql(count, false))));
+        statement.run(paramsOf(rows, ids, i, count, node));
       }
       conn.exec('COMMIT');
     } catch (err) {
@@ -136,7 +146,7 @@ async function insertSqlite(store: Store, rows: readonly NewAuditRow[]): Promise
       }
       throw err;
     }
-    return full.map((r) => r.id);
+    return [...ids];
   } finally {
     await client.releaseConnection(conn);
   }
@@ -149,11 +159,12 @@ function insertSql(count: number, pg: boolean): string {
   return `insert into audit_events (${COLUMN_NAMES}) values ${Array.from({ length: count }, () => tuple).join(', ')}`;
 }
 
-function paramsOf(chunk: readonly AuditRow[]): unknown[] {
+function paramsOf(rows: readonly AuditEntry[], ids: readonly string[], from: number, count: number, node: string | null): unknown[] {
   const params: unknown[] = [];
-  for (const r of chunk) {
+  for (let i = from; i < from + count; i++) {
+    const r = rows[i]! as AuditEntry & { node?: string };
     for (const [field] of COLUMNS) {
-      const v = r[field];
+      const v = field === 'id' ? ids[i] : field === 'node' ? node ?? r.node : r[field];
       params.push(v == null ? null : JSON_FIELDS.has(field) ? JSON.stringify(v) : v);
     }
   }
@@ -168,9 +179,10 @@ export async function insertEventsIn(em: EntityManager, driver: Store['driver'],
   if (rows.length === 0) return [];
   const execute = bound(em);
   const full = rows.map((r): AuditRow => ({ ...r, id: r.id ?? auditId() }));
+  const ids = full.map((r) => r.id);
   for (let i = 0; i < full.length; i += INSERT_CHUNK) {
-    const chunk = full.slice(i, i + INSERT_CHUNK);
-    await execute(insertSql(chunk.length, driver === 'postgresql'), paramsOf(chunk), 'run');
+    const count = Math.min(INSERT_CHUNK, full.length - i);
+    await execute(insertSql(count, driver === 'postgresql'), paramsOf(full, ids, i, count, null), 'run');
   }
   return full;
 }

@@ -2,7 +2,7 @@
 import { runActor } from '../../workers/actor-runtime.ts';
 import { openStore } from '../../store/orm.ts';
 import { errorAttrs } from '../../log/logger.ts';
-import { insertEvents, queryEvents, sweepEvents, type AuditRow } from '../../store/audit.ts';
+import { insertLines, queryEvents, sweepEvents, type AuditRow } from '../../store/audit.ts';
 import { readAuditSettings, sweepLines, writeAuditSettings, writeLastSweep, type AuditSettings } from '../../store/audit-settings.ts';
 import type { Timer } from '../../clock/clock.ts';
 import type { AuditCalls, AuditEntry, AuditEvent, AuditInit, AuditTells, SweepReport } from './messages.ts';
@@ -23,12 +23,14 @@ runActor<AuditInit, AuditCalls, AuditEvent, AuditTells>(async (init, ctx) => {
   // The collector push (licensed): made when a switch is first on, a copy of the stored lines of
   // the streams switched on.
   let push: AuditPush | undefined;
+  const pushing = (): boolean => init.licensed && init.otlpEndpoint !== null && (settings.push.audit || settings.push.console);
   const pushed = (rows: readonly AuditRow[]): void => {
-    if (!init.licensed || init.otlpEndpoint === null) return;
+    const endpoint = init.otlpEndpoint;
+    if (!pushing() || endpoint === null) return;
     const wanted = rows.filter((r) => settings.push[streamOf(r)]);
     if (wanted.length === 0) return;
     push ??= new AuditPush({
-      endpoint: init.otlpEndpoint, node: init.node, clock: ctx.clock,
+      endpoint, node: init.node, clock: ctx.clock,
       onReport: (level, msg, attrs) => ctx.log[level](msg, attrs),
     });
     push.push(wanted);
@@ -39,9 +41,9 @@ runActor<AuditInit, AuditCalls, AuditEvent, AuditTells>(async (init, ctx) => {
     clock: ctx.clock,
     log: ctx.log,
     write: async (batch) => {
-      const rows = batch.map((e) => ({ ...e, node: init.node }));
-      const ids = await insertEvents(store, rows);
-      pushed(rows.map((r, i) => ({ ...r, id: ids[i]! })));
+      const ids = await insertLines(store, batch, init.node);
+      // Rows for the collector are made only when a switch is on.
+      if (pushing()) pushed(batch.map((e, i) => ({ ...e, node: init.node, id: ids[i]! })));
     },
   });
 
