@@ -60,7 +60,7 @@ let sequence = 0;
  * clock does), a counter within it, then randomness so that nodes writing in the same
  * millisecond never collide (`aud-` + 11 + 4 + 12 hex).
  */
-export function auditId(): string {
+export function auditId(random: string = randomBytes(6).toString('hex')): string {
   const now = Date.now();
   if (now > lastMs) {
     lastMs = now;
@@ -69,7 +69,16 @@ export function auditId(): string {
     lastMs += 1;
     sequence = 0;
   }
-  return `aud-${lastMs.toString(16).padStart(11, '0').slice(-11)}${sequence.toString(16).padStart(4, '0')}${randomBytes(6).toString('hex')}`;
+  return `aud-${lastMs.toString(16).padStart(11, '0').slice(-11)}${sequence.toString(16).padStart(4, '0')}${random}`;
+}
+
+/**
+ * Ids for a batch: the randomness is drawn once for the batch, since within this process the
+ * millisecond and the counter already tell its ids apart; it keeps another node's apart.
+ */
+export function auditIds(count: number): string[] {
+  const random = randomBytes(6).toString('hex');
+  return Array.from({ length: count }, () => auditId(random));
 }
 
 type Execute = (sql: string, params: unknown[], method: 'all' | 'run') => Promise<unknown>;
@@ -99,7 +108,7 @@ export async function insertEvents(store: Store, rows: readonly NewAuditRow[]): 
  */
 export async function insertLines(store: Store, lines: readonly AuditEntry[], node: string): Promise<string[]> {
   if (lines.length === 0) return [];
-  if (store.driver === 'sqlite') return insertSqlite(store, lines, lines.map(() => auditId()), node);
+  if (store.driver === 'sqlite') return insertSqlite(store, lines, auditIds(lines.length), node);
   const written = await store.em().transactional((tx) => insertEventsIn(tx, store.driver, lines.map((l) => ({ ...l, node }))));
   return written.map((r) => r.id);
 }

@@ -264,6 +264,8 @@ export class ActorHost<C extends CallMap, Init = unknown, Event = unknown, T ext
     const worker = this.worker;
     if (!worker) throw new GatewayError('actor.unavailable', `The ${this.opts.name} actor is restarting; try again in a moment.`);
     const id = this.nextId++;
+    // What was told before this call reaches the actor before it.
+    this.oneWay.flush();
     return new Promise<C[K]['result']>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
       worker.postMessage({ kind: 'call', id, type, args, ...(caller ? { caller } : {}) } satisfies ToWorker);

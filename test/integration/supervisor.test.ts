@@ -171,6 +171,20 @@ test('one-way records go out in batches per turn of the event loop, in order, wi
   }
 });
 
+test('with a delay, one-way records go out in fuller batches; a call sends what waits first', async () => {
+  const { actor } = host({ oneWay: { capacity: 10_000, batch: 500, delayMs: 60_000 } });
+  await actor.start();
+  try {
+    for (let i = 0; i < 7; i++) actor.tell('note', `a${i}`);
+    // A minute's delay: only the call can have sent them, and it did so before itself.
+    const got = await actor.call('notes', null);
+    assert.deepEqual(got.items, Array.from({ length: 7 }, (_, i) => `a${i}`));
+    assert.deepEqual(got.batches, [7], 'one message for the seven');
+  } finally {
+    await actor.stop();
+  }
+});
+
 test('one-way records wait while the actor starts or restarts; past the queue\'s capacity they are dropped and counted', async () => {
   const { actor } = host({ oneWay: { capacity: 10, batch: 5 } });
   const starting = actor.start();
