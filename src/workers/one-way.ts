@@ -14,13 +14,6 @@ export interface OneWayLimits {
   readonly capacity: number;
   /** Records per message at most. */
   readonly batch: number;
-  /**
-   * How long a part batch waits before it goes (real ms): 0 sends once per turn of the event loop.
-   * Each message costs a fixed price on both threads, so a stream of records nobody waits for
-   * (audit lines) goes cheaper in fewer, fuller messages. A call to the actor sends what waits
-   * first, so nothing told before a call arrives after it.
-   */
-  readonly delayMs?: number;
 }
 
 export const DEFAULT_ONE_WAY: OneWayLimits = { capacity: 10_000, batch: 500 };
@@ -48,13 +41,10 @@ export class OneWayQueue<T extends TellMap> {
     if (queue.length >= this.limits.batch) this.flush();
     else if (!this.#scheduled) {
       this.#scheduled = true;
-      const go = () => {
+      setImmediate(() => {
         this.#scheduled = false;
         this.flush();
-      };
-      const delay = this.limits.delayMs ?? 0;
-      if (delay > 0) setTimeout(go, delay).unref();
-      else setImmediate(go);
+      });
     }
     return true;
   }

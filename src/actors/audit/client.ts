@@ -7,7 +7,6 @@ import type { Logger } from '../../log/logger.ts';
 import type { Clock } from '../../clock/clock.ts';
 import { ActorHost } from '../../workers/supervisor.ts';
 import { siblingModule } from '../../workers/spawn.ts';
-import { DEFAULT_ONE_WAY } from '../../workers/one-way.ts';
 import type { StoreOptions } from '../../store/orm.ts';
 import type { AuditRow } from '../../store/audit.ts';
 import { streamOf, type AuditCalls, type AuditEntry, type AuditEvent, type AuditInit, type AuditRecorder, type AuditStream, type AuditTells, type PushState } from './messages.ts';
@@ -33,8 +32,6 @@ export class AuditClient implements AuditRecorder {
       log: opts.log,
       clock: opts.clock,
       onEvent: () => {},
-      // Lines nobody waits for: fuller messages, at most 10 ms late (docs/audit.md, "Recording").
-      oneWay: { ...DEFAULT_ONE_WAY, delayMs: 10 },
     });
   }
 
