@@ -229,7 +229,7 @@ export interface AuditQuery {
 const TEXT_COLUMNS = ['detail', 'address'];
 
 /** `%`, `_` and the escape itself match only themselves. */
-const likePattern = (text: string): string => `%${text.toLowerCase().replace(/[!%_]/g, (c) => `!${c}`)}%`;
+export const likePattern = (text: string): string => `%${text.toLowerCase().replace(/[!%_]/g, (c) => `!${c}`)}%`;
 
 /**
  * One page, newest first, with one row more than `limit` when more remain. The filters are all

@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AuditRow } from '../../src/store/audit.ts';
 import { recordOf } from '../../src/actors/audit/push-record.ts';
-import { logsUrl, streamOf } from '../../src/actors/audit/push.ts';
+import { logsUrl } from '../../src/actors/audit/push.ts';
+import { streamOf } from '../../src/actors/audit/messages.ts';
 
 const base: AuditRow = {
   id: 'aud-0001', at: 1_764_000_000_123, part: 'changes', action: 'route.update',

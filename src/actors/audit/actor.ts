@@ -5,7 +5,7 @@ import { errorAttrs } from '../../log/logger.ts';
 import { insertLines, queryEvents, sweepEvents, type AuditRow } from '../../store/audit.ts';
 import { readAuditSettings, sweepLines, writeAuditSettings, writeLastSweep, type AuditSettings } from '../../store/audit-settings.ts';
 import type { Timer } from '../../clock/clock.ts';
-import type { AuditCalls, AuditEntry, AuditEvent, AuditInit, AuditTells, SweepReport } from './messages.ts';
+import type { AuditCalls, AuditEntry, AuditEvent, AuditInit, AuditTells } from './messages.ts';
 import { BatchWriter } from './writer.ts';
 import { streamOf } from './messages.ts';
 import { AuditPush } from './push.ts';
@@ -18,7 +18,6 @@ const SETTINGS_EVERY_MS = 60_000;
 runActor<AuditInit, AuditCalls, AuditEvent, AuditTells>(async (init, ctx) => {
   const store = await openStore({ ...init.store, poolSize: 2 });
   let settings: AuditSettings = await readAuditSettings(store);
-  let lastSweep: SweepReport = { at: settings.lastSweep?.at ?? null, removed: settings.lastSweep?.deleted ?? null };
 
   // The collector push (licensed): made when a switch is first on, a copy of the stored lines of
   // the streams switched on.
@@ -47,14 +46,12 @@ runActor<AuditInit, AuditCalls, AuditEvent, AuditTells>(async (init, ctx) => {
     },
   });
 
-  const sweep = async (): Promise<SweepReport> => {
+  const sweep = async (): Promise<void> => {
     const now = ctx.clock.now();
     settings = await readAuditSettings(store);
     const removed = await sweepEvents(store, sweepLines(now, settings));
     await writeLastSweep(store, { at: now, deleted: removed });
-    lastSweep = { at: now, removed };
     if (removed.changes + removed.security + removed.operations > 0) ctx.log.info('audit trail swept', { ...removed });
-    return lastSweep;
   };
 
   // Background loops report and go on; the next turn tries again.
@@ -84,7 +81,7 @@ runActor<AuditInit, AuditCalls, AuditEvent, AuditTells>(async (init, ctx) => {
       },
       'audit.state': () => {
         const lost = push?.dropped() ?? { audit: 0, console: 0 };
-        return { sweep: lastSweep, push: { dropped: { audit: dropped.audit + lost.audit, console: dropped.console + lost.console }, queued: push?.queued() ?? 0 } };
+        return { dropped: { audit: dropped.audit + lost.audit, console: dropped.console + lost.console }, queued: push?.queued() ?? 0 };
       },
       'audit.settle': async () => {
         await sweeping;

@@ -54,7 +54,7 @@ export class AuditClient implements AuditRecorder {
 
   /** Drops since start, per stream: this thread's queue plus the worker's. */
   async pushState(): Promise<PushState> {
-    const inside = (await this.call('audit.state', null)).push;
+    const inside = await this.call('audit.state', null);
     return {
       dropped: { audit: this.#dropped.audit + inside.dropped.audit, console: this.#dropped.console + inside.dropped.console },
       queued: inside.queued,

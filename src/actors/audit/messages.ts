@@ -8,7 +8,7 @@
  * change's own transaction (a change and its line commit together), then hands it here for the push.
  */
 import type { StoreOptions } from '../../store/orm.ts';
-import type { AuditEntry, AuditQuery, AuditRow, SweepCounts } from '../../store/audit.ts';
+import type { AuditEntry, AuditQuery, AuditRow } from '../../store/audit.ts';
 import type { AuditChoice, AuditSettings } from '../../store/audit-settings.ts';
 
 export type { AuditEntry };
@@ -44,18 +44,12 @@ export interface PushState {
   readonly queued: number;
 }
 
-export interface SweepReport {
-  /** Epoch ms of the last sweep that finished, or null before the first. */
-  readonly at: number | null;
-  readonly removed: SweepCounts | null;
-}
-
 export type AuditCalls = {
   'audit.query': { args: AuditQuery; result: AuditRow[] };
   'settings.get': { args: null; result: AuditSettings };
   'settings.put': { args: { settings: AuditChoice; by: string }; result: AuditSettings };
-  /** The last sweep, the push queue and the drops inside the worker. */
-  'audit.state': { args: null; result: { sweep: SweepReport; push: PushState } };
+  /** The push queue and the drops inside the worker (the last sweep is in the settings). */
+  'audit.state': { args: null; result: PushState };
   /** Waits until every line told before this call is written and a sweep under way is done (tests). */
   'audit.settle': { args: null; result: null };
 };

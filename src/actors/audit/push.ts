@@ -20,9 +20,6 @@ import type { Clock, Timer } from '../../clock/clock.ts';
 import { recordOf } from './push-record.ts';
 import { streamOf, type AuditStream } from './messages.ts';
 
-/** `audit`: the data plane's lines (security, operations); `console`: changes and console sign-ins. */
-export type PushStream = AuditStream;
-export { streamOf };
 
 export type AttemptOutcome = 'sent' | 'refused' | 'unreachable';
 
@@ -68,7 +65,7 @@ const RETRYABLE_STATUS = 'Export failed with retryable status';
 
 interface Entry {
   readonly seq: number;
-  readonly stream: PushStream;
+  readonly stream: AuditStream;
   readonly record: ReadableLogRecord;
 }
 
@@ -364,7 +361,7 @@ export class AuditPush {
     return counts;
   }
 
-  private count(counts: Counts, stream: PushStream): void {
+  private count(counts: Counts, stream: AuditStream): void {
     counts[stream] += 1;
   }
 
@@ -429,7 +426,7 @@ function positive(value: number | undefined, fallback: number): number {
   return value !== undefined && Number.isFinite(value) && value >= 1 ? Math.floor(value) : fallback;
 }
 
-function safeStream(row: AuditRow): PushStream {
+function safeStream(row: AuditRow): AuditStream {
   try {
     return streamOf(row);
   } catch {

@@ -52,7 +52,6 @@ export class BatchWriter<T> {
     this.#loop ??= this.#run().finally(() => { this.#loop = undefined; });
     return lost;
   }
-  waiting(): number { return this.#pending.length; }
 
   /** Resolves once every line added before is written (or the writer stopped). */
   async settle(): Promise<void> {

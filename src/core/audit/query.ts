@@ -150,14 +150,6 @@ export function nextCursor(lastId: string): string {
   return AUDIT_CURSOR.encode([lastId]);
 }
 
-/**
- * `text` for a SQL `LIKE … ESCAPE '\'` that finds it anywhere: `%` and `_` typed in a search
- * are letters, not wildcards.
- */
-export function containsPattern(text: string): string {
-  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
 /** Whether one event passes the filter (paging's `before` included): the test the SQL applies. */
 export function matches(event: AuditEvent, f: AuditFilter): boolean {
   if (f.parts !== null && !f.parts.includes(event.part)) return false;

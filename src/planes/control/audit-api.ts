@@ -11,7 +11,7 @@ import type { AuditChange, AuditEvent, AuditPart, TargetKind } from '../../core/
 import type { AuditQuery, AuditRow } from '../../store/audit.ts';
 import { AUDIT_RETENTIONS, isAuditRetention, isOperationRetention } from '../../store/audit-retention.ts';
 import type { AuditSettings } from '../../store/audit-settings.ts';
-import { requireLicensed, isLicensed } from '../edition.ts';
+import { requireLicensed } from '../edition.ts';
 import { objectBody } from '../../core/validate.ts';
 import type { GatewayContext } from '../context.ts';
 import { principalLabel, type Principal } from '../principal.ts';
@@ -190,7 +190,7 @@ export function addAuditApi(router: Router<Principal>, gw: GatewayContext): void
         if (p[k] !== undefined && typeof p[k] !== 'boolean') throw invalidField(`push.${k}`, `push.${k} is true or false.`);
       }
       push = { audit: (p.audit as boolean | undefined) ?? push.audit, console: (p.console as boolean | undefined) ?? push.console };
-      if ((push.audit || push.console) && !isLicensed(gw.settings)) requireLicensed(gw.settings, 'The collector push of the audit trail');
+      if (push.audit || push.console) requireLicensed(gw.settings, 'The collector push of the audit trail');
       if ((push.audit || push.console) && !gw.settings.otlpEndpoint) {
         throw new GatewayError('audit.no-collector', 'No collector is configured: set GATEWAY_OTLP_ENDPOINT before switching the push on.', 'push');
       }
