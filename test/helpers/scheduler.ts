@@ -1,6 +1,9 @@
 /** Calls the scheduling tests share: the internal plane with a schedules token, the test clock. */
 import assert from 'node:assert/strict';
 import { call, type Answer } from './http.ts';
+import { startTestGateway, type TestGateway } from './gateway.ts';
+import { startUpstream, type Upstream } from './upstream.ts';
+import { signInAdmin, type Admin } from './admin.ts';
 
 /** A caller of the internal plane's scheduling API with one schedules token. */
 export function internalWith(internalUrl: () => string, token: () => string) {
@@ -13,4 +16,25 @@ export async function advanceClock(controlUrl: string, by: string): Promise<numb
   const a = await call(`${controlUrl}/__clock/advance`, { method: 'POST', body: { by } });
   assert.equal(a.status, 200, a.text);
   return a.json.now as number;
+}
+
+/** What every scheduling test starts from: a gateway on the test clock, an upstream, root signed in. */
+export interface SchedulingStand {
+  readonly t: TestGateway;
+  readonly up: Upstream;
+  readonly root: Admin;
+}
+
+export async function schedulingStand(): Promise<SchedulingStand> {
+  const t = await startTestGateway({ GATEWAY_CLOCK: 'manual' });
+  const up = await startUpstream();
+  const root = await signInAdmin(t.url('control'));
+  return { t, up, root };
+}
+
+/** Mints a schedules token within `routes` and `roles`; returns its secret. */
+export async function schedulesToken(root: Admin, name: string, routes: string[], roles: string[]): Promise<string> {
+  const minted = await root.post('/api/tokens', { name, kind: 'schedules', routes, roles });
+  assert.equal(minted.status, 201, minted.text);
+  return minted.json.token as string;
 }

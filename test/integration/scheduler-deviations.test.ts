@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { signInAdmin, type Admin } from '../helpers/admin.ts';
 import { call, type Answer } from '../helpers/http.ts';
-import { advanceClock, internalWith } from '../helpers/scheduler.ts';
+import { advanceClock, internalWith, schedulingStand, schedulesToken } from '../helpers/scheduler.ts';
 import { startUpstream, type Upstream, type Received } from '../helpers/upstream.ts';
 
 type Json = Record<string, any>;
@@ -20,12 +20,10 @@ let up: Upstream;
 let token: string;
 
 before(async () => {
-  t = await startTestGateway({ GATEWAY_CLOCK: 'manual' });
-  up = await startUpstream();
-  root = await signInAdmin(t.url('control'));
+  ({ t, up, root } = await schedulingStand());
   await root.put('/api/routes/jobs', { upstream: `${up.origin}/svc`, paths: ['/jobs'] });
   await root.put('/api/organisations/acme', { name: 'Acme' });
-  token = (await root.post('/api/tokens', { name: 'jobs-svc', kind: 'schedules', routes: ['jobs'], roles: [] })).json.token;
+  token = await schedulesToken(root, 'jobs-svc', ['jobs'], []);
 });
 after(async () => {
   await t?.close();

@@ -1,10 +1,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { signInAdmin, type Admin } from '../helpers/admin.ts';
+import type { TestGateway } from '../helpers/gateway.ts';
+import type { Admin } from '../helpers/admin.ts';
 import { call } from '../helpers/http.ts';
-import { advanceClock, internalWith } from '../helpers/scheduler.ts';
-import { startUpstream, type Upstream, type Received } from '../helpers/upstream.ts';
+import { advanceClock, internalWith, schedulingStand, schedulesToken } from '../helpers/scheduler.ts';
+import type { Upstream, Received } from '../helpers/upstream.ts';
 
 let t: TestGateway;
 let root: Admin;
@@ -12,15 +12,13 @@ let up: Upstream;
 let token: string;
 
 before(async () => {
-  t = await startTestGateway({ GATEWAY_CLOCK: 'manual' });
-  up = await startUpstream();
-  root = await signInAdmin(t.url('control'));
+  ({ t, up, root } = await schedulingStand());
   await root.put('/api/roles/jobs', {});
   await root.put('/api/roles/jobs-admin', { implies: ['jobs'] });
   await root.put('/api/roles/auditor', {});
   await root.put('/api/routes/billing', { upstream: `${up.origin}/svc`, paths: ['/billing'], rule: { roles: ['jobs'] }, endpointRules: [{ method: 'DELETE', path: '/billing/{id}', roles: ['auditor'] }] });
   await root.put('/api/vault/billing_key', { value: 'sk_test_123' });
-  token = (await root.post('/api/tokens', { name: 'billing-svc', kind: 'schedules', routes: ['billing'], roles: ['jobs-admin', 'auditor'] })).json.token;
+  token = await schedulesToken(root, 'billing-svc', ['billing'], ['jobs-admin', 'auditor']);
 });
 after(async () => {
   await t?.close();

@@ -11,7 +11,7 @@ import type { ServerResponse } from 'node:http';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { signInAdmin, type Admin } from '../helpers/admin.ts';
 import { call } from '../helpers/http.ts';
-import { advanceClock, internalWith } from '../helpers/scheduler.ts';
+import { advanceClock, internalWith, schedulingStand, schedulesToken } from '../helpers/scheduler.ts';
 import { startUpstream, type Received, type Upstream } from '../helpers/upstream.ts';
 import { openStore } from '../../src/store/orm.ts';
 import { Schedule } from '../../src/store/entities.ts';
@@ -24,14 +24,12 @@ let up: Upstream;
 let token: string;
 
 before(async () => {
-  t = await startTestGateway({ GATEWAY_CLOCK: 'manual' });
-  up = await startUpstream();
-  root = await signInAdmin(t.url('control'));
+  ({ t, up, root } = await schedulingStand());
   await root.put('/api/roles/reader', { implies: [] });
   await root.put('/api/roles/ops', { implies: ['reader'] });
   await root.put('/api/routes/jobs', { upstream: `${up.origin}/svc`, paths: ['/jobs'], rule: { roles: ['reader'] }, identity: 'headers' });
   await root.put('/api/routes/admin', { upstream: `${up.origin}/admin`, paths: ['/admin'], rule: { roles: ['boss'] } });
-  token = (await root.post('/api/tokens', { name: 'jobs-svc', kind: 'schedules', routes: ['jobs'], roles: ['ops'] })).json.token;
+  token = await schedulesToken(root, 'jobs-svc', ['jobs'], ['ops']);
 });
 after(async () => {
   await t?.close();

@@ -5,11 +5,11 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { signInAdmin, type Admin } from '../helpers/admin.ts';
+import type { TestGateway } from '../helpers/gateway.ts';
+import type { Admin } from '../helpers/admin.ts';
 import { call, type Answer } from '../helpers/http.ts';
-import { internalWith } from '../helpers/scheduler.ts';
-import { startUpstream, type Upstream } from '../helpers/upstream.ts';
+import { internalWith, schedulingStand, schedulesToken } from '../helpers/scheduler.ts';
+import type { Upstream } from '../helpers/upstream.ts';
 
 let t: TestGateway;
 let root: Admin;
@@ -17,13 +17,11 @@ let up: Upstream;
 let token: string;
 
 before(async () => {
-  t = await startTestGateway({ GATEWAY_CLOCK: 'manual' });
-  up = await startUpstream();
-  root = await signInAdmin(t.url('control'));
+  ({ t, up, root } = await schedulingStand());
   await root.put('/api/roles/jobs', {});
   await root.put('/api/routes/billing', { upstream: `${up.origin}/svc`, paths: ['/billing'], rule: { roles: ['jobs'] } });
   await root.put('/api/routes/admin', { upstream: `${up.origin}/admin`, paths: ['/admin'] });
-  token = (await root.post('/api/tokens', { name: 'billing-svc', kind: 'schedules', routes: ['billing'], roles: ['jobs'] })).json.token;
+  token = await schedulesToken(root, 'billing-svc', ['billing'], ['jobs']);
 });
 after(async () => {
   await t?.close();

@@ -5,11 +5,11 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { signInAdmin, type Admin } from '../helpers/admin.ts';
+import type { TestGateway } from '../helpers/gateway.ts';
+import type { Admin } from '../helpers/admin.ts';
 import { call, type Answer } from '../helpers/http.ts';
-import { advanceClock } from '../helpers/scheduler.ts';
-import { startUpstream, type Upstream } from '../helpers/upstream.ts';
+import { advanceClock, schedulingStand } from '../helpers/scheduler.ts';
+import type { Upstream } from '../helpers/upstream.ts';
 
 let t: TestGateway;
 let root: Admin;
@@ -17,9 +17,7 @@ let up: Upstream;
 const tokens: Record<string, string> = {};
 
 before(async () => {
-  t = await startTestGateway({ GATEWAY_CLOCK: 'manual' });
-  up = await startUpstream();
-  root = await signInAdmin(t.url('control'));
+  ({ t, up, root } = await schedulingStand());
   await root.put('/api/roles/jobs', {});
   await root.put('/api/routes/billing', { upstream: `${up.origin}/svc`, paths: ['/billing'], rule: { roles: ['jobs'] } });
   await root.put('/api/routes/orders', { upstream: `${up.origin}/svc`, paths: ['/orders'], rule: { roles: ['jobs'] } });
