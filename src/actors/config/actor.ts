@@ -8,7 +8,7 @@ import { listen } from '../../store/notify.ts';
 import type { ConfigCalls, ConfigEvent, ConfigInit } from './messages.ts';
 import { changeMark, loadSnapshot } from './snapshot.ts';
 import { ensureSigningKey } from './signing-keys.ts';
-import type { WriteDeps } from './handlers/deps.ts';
+import type { WriteDeps } from '../write.ts';
 import { routeHandlers } from './handlers/routes.ts';
 import { roleHandlers } from './handlers/roles.ts';
 import { accountHandlers } from './handlers/accounts.ts';

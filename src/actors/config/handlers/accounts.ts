@@ -3,7 +3,7 @@ import { Account, Session, Token } from '../../../store/entities.ts';
 import { newId } from '../../../core/secrets.ts';
 import { assertOrganisationExists, assertRolesExist } from '../../../core/references.ts';
 import type { ConfigCalls } from '../messages.ts';
-import { write, type WriteDeps } from './deps.ts';
+import { write, type WriteDeps } from '../../write.ts';
 import type { ActorHandlers } from '../../../workers/actor-runtime.ts';
 
 /** An account as the trail compares it; the hash is there so that a new password shows as a change (masked). */

@@ -10,7 +10,7 @@ import type { EntityManager } from '@mikro-orm/core';
 import { Organisation, Role, Route } from '../../../store/entities.ts';
 import { canonical } from '../../../core/audit/diff.ts';
 import { summarise } from '../../../core/audit/summary.ts';
-import { write, type WriteDeps } from './deps.ts';
+import { write, type WriteDeps } from '../../write.ts';
 import type { ActorHandlers } from '../../../workers/actor-runtime.ts';
 
 /** What the file can set, by `<kind> <name>`, each as its canonical encoding. */

@@ -4,7 +4,7 @@ import { Account, Organisation, Route, VaultEntry } from '../../../store/entitie
 import type { OrganisationInput } from '../../../core/organisations/organisation-input.ts';
 import { vaultScope } from '../../../core/vault/vault-input.ts';
 import type { ConfigCalls } from '../messages.ts';
-import { write, type WriteDeps } from './deps.ts';
+import { write, type WriteDeps } from '../../write.ts';
 import type { ActorHandlers } from '../../../workers/actor-runtime.ts';
 
 export async function putOrganisation(em: EntityManager, input: OrganisationInput, now: number): Promise<{ created: boolean }> {

@@ -5,7 +5,7 @@ import { findCycle } from '../../../pipeline/roles.ts';
 import type { RoleInput } from '../../../core/roles/role-input.ts';
 import { assertRolesExist } from '../../../core/references.ts';
 import type { ConfigCalls } from '../messages.ts';
-import { write, type WriteDeps } from './deps.ts';
+import { write, type WriteDeps } from '../../write.ts';
 import type { ActorHandlers } from '../../../workers/actor-runtime.ts';
 
 /** Creates or replaces a role; an implied role must exist, and no cycle may form. */

@@ -8,7 +8,7 @@ import { contractExcerpt, parseRouteAudit, sortedAudit, type RouteAudit } from '
 import type { RouteAuditView } from '../../../core/model.ts';
 import type { ActorHandlers } from '../../../workers/actor-runtime.ts';
 import type { ConfigCalls } from '../messages.ts';
-import { write, type WriteDeps } from './deps.ts';
+import { write, type WriteDeps } from '../../write.ts';
 
 /** Rules as stored: null when they name no operation (removal). */
 export function storedAudit(rules: RouteAudit | null | undefined): RouteAudit | null {

@@ -4,7 +4,7 @@ import type { RouteInput } from '../../../core/routes/route-input.ts';
 import type { IdentityMode } from '../../../core/model.ts';
 import { assertOrganisationExists, assertRolesExist } from '../../../core/references.ts';
 import type { ConfigCalls, RouteRecord } from '../messages.ts';
-import { write, type WriteDeps } from './deps.ts';
+import { write, type WriteDeps } from '../../write.ts';
 import { contractConflict, type RouteAudit } from '../../../core/audit/rules.ts';
 import { routeAuditView, storedAudit } from './route-audit.ts';
 import type { ActorHandlers } from '../../../workers/actor-runtime.ts';

@@ -3,7 +3,7 @@ import { Account, Token } from '../../../store/entities.ts';
 import type { ChangeNote } from '../../../core/audit/lines.ts';
 import { createToken } from '../../../core/tokens/create.ts';
 import type { ConfigCalls, TokenRecord } from '../messages.ts';
-import { write, type WriteDeps } from './deps.ts';
+import { write, type WriteDeps } from '../../write.ts';
 import type { ActorHandlers } from '../../../workers/actor-runtime.ts';
 
 /**

@@ -3,7 +3,7 @@ import { seal, unseal } from '../../../core/vault/seal.ts';
 import { vaultScope } from '../../../core/vault/vault-input.ts';
 import { assertOrganisationExists } from '../../../core/references.ts';
 import type { ConfigCalls, VaultRecord } from '../messages.ts';
-import { write, type WriteDeps } from './deps.ts';
+import { write, type WriteDeps } from '../../write.ts';
 import type { ActorHandlers } from '../../../workers/actor-runtime.ts';
 
 type VaultCalls = Pick<ConfigCalls, 'vault.put' | 'vault.delete' | 'vault.list'>;

@@ -1,12 +1,12 @@
 import type { EntityManager } from '@mikro-orm/core';
-import type { Store } from '../../../store/orm.ts';
-import { Change } from '../../../store/entities.ts';
-import { retryBusy } from '../../../store/busy.ts';
-import { insertEventsIn, type AuditRow } from '../../../store/audit.ts';
-import type { Caller } from '../../../workers/protocol.ts';
-import { AuditNotes, linesOf } from '../../../core/audit/lines.ts';
+import type { Store } from '../store/orm.ts';
+import { Change } from '../store/entities.ts';
+import { retryBusy } from '../store/busy.ts';
+import { insertEventsIn, type AuditRow } from '../store/audit.ts';
+import type { Caller } from '../workers/protocol.ts';
+import { AuditNotes, linesOf } from '../core/audit/lines.ts';
 
-/** What the write handlers share inside the config actor. */
+/** What the write handlers of an actor that owns configuration tables share (config, certs). */
 export interface WriteDeps {
   readonly store: Store;
   readonly masterKey: Buffer;
