@@ -14,6 +14,10 @@ import { SchedulesClient } from './actors/schedules/client.ts';
 import { AuditClient } from './actors/audit/client.ts';
 import { isLicensed } from './planes/edition.ts';
 import { openUwsDoor, type Door } from './http/uws-door.ts';
+import { openTlsDoor, type TlsDoor } from './http/tls-door.ts';
+import { Doors } from './http/doors.ts';
+import { CertClient } from './actors/certs/client.ts';
+import { followTlsDoors, TLS_PLANE_OF } from './planes/tls-doors.ts';
 import type { ExchangeHandler } from './http/exchange.ts';
 import { sendFailure } from './http/respond.ts';
 import type { GatewayContext, Readiness } from './planes/context.ts';
@@ -29,6 +33,7 @@ import { formatAddress } from './settings/address.ts';
 
 export interface Gateway {
   readonly ctx: GatewayContext;
+  /** Every door open now (plain first). */
   readonly doors: readonly Door[];
   readonly config: ConfigClient;
   /** `http://host:port` of a plane's plain door. */
@@ -81,6 +86,12 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     const config = new ConfigClient({ store: storeOptions, log, clock, masterKey, node: settings.nodeName, onAuditWritten: (rows) => audit.written(rows) });
     cleanups.push(() => config.stop());
     await config.start();
+    const certs = new CertClient({
+      store: storeOptions, log, clock, masterKey, node: settings.nodeName, dataDir: settings.dataDir,
+      internalNames: settings.internalNames, onAuditWritten: (rows) => audit.written(rows),
+    });
+    cleanups.push(() => certs.stop());
+    await certs.start();
     const pools = new UpstreamPools();
     cleanups.push(() => pools.close());
     const schedules = new SchedulesClient({
@@ -89,7 +100,7 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     });
     cleanups.push(() => schedules.stop());
     await schedules.start();
-    const actors = [audit.host, config.host, ...schedules.hosts];
+    const actors = [audit.host, config.host, certs.host, ...schedules.hosts];
     if (settings.configFile) {
       let applied: { created: number; updated: number };
       try {
@@ -114,10 +125,23 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
       return { ready: database === 'ok' && actors.every((a) => a.state === 'ready'), database, actors: states };
     };
 
-    const doors: Door[] = [];
+    let handlers: Record<PlaneName, ExchangeHandler> | undefined;
+    const sockets = (plane: PlaneName) => (plane === 'control' ? { sockets: [schedulesLiveSocket(ctx)] } : {});
+    const doors: Doors = new Doors({
+      plain: (plane, host, port) => openUwsDoor({
+        plane, host, port, clock, handler: handlers![plane], onError: (err, ex) => sendFailure(ex, err, log), ...sockets(plane),
+      }),
+      https: (plane): Promise<TlsDoor> => openTlsDoor({
+        plane, host: settings.listenTls[plane].host, port: doors.https(plane)?.port ?? settings.listenTls[plane].port, clock,
+        handler: handlers![plane], onError: (err, ex) => sendFailure(ex, err, log), ...sockets(plane),
+        resolve: (name) => certs.view.contextFor(TLS_PLANE_OF[plane], name, clock.now()),
+        onHandshakeError: (err, name) => log.debug('TLS handshake refused', { plane, serverName: name ?? null, error: err.message }),
+      }),
+    }, log);
+    const tlsDoors = followTlsDoors({ view: certs.view, doors, settings, clock, log });
     const ctx: GatewayContext = {
-      settings, version: VERSION, hub: opts.hub, log, clock, config, schedules, audit, pool,
-      doorAddress: (plane) => doors.find((d) => d.plane === plane)?.address ?? formatAddress(settings.listen[plane].host, settings.listen[plane].port),
+      settings, version: VERSION, hub: opts.hub, log, clock, config, schedules, audit, certs, doors, tlsDoors, pool,
+      doorAddress: (plane) => doors.plain(plane)?.address ?? formatAddress(settings.listen[plane].host, settings.listen[plane].port),
       draining: () => draining,
       readiness,
       ...(clock instanceof ManualClock
@@ -133,42 +157,36 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
 
     config.view.onSnapshot(() => pools.retain(new Set(config.view.origins.values())));
     schedules.followTokens(config.view);
-    const handlers: Record<PlaneName, ExchangeHandler> = {
+    handlers = {
       data: dataPlane(ctx, pools),
       control: controlPlane(ctx),
       internal: internalPlane(ctx),
     };
-    cleanups.push(async () => { for (const d of doors) d.close(); });
-    for (const plane of ['data', 'control', 'internal'] as const) {
-      const at = settings.listen[plane];
-      doors.push(openUwsDoor({
-        plane, host: at.host, port: at.port, clock, handler: handlers[plane],
-        onError: (err, ex) => sendFailure(ex, err, log),
-        ...(plane === 'control' ? { sockets: [schedulesLiveSocket(ctx)] } : {}),
-      }));
-    }
-    for (const d of doors) log.info('listening', { plane: d.plane, protocol: d.protocol, address: d.address });
+    cleanups.push(async () => doors.close());
+    for (const plane of ['data', 'control', 'internal'] as const) doors.openPlain(plane, settings.listen[plane].host, settings.listen[plane].port);
+    // HTTPS doors of the certificates already placed, and plain ports already switched off.
+    await tlsDoors.reconcile();
     log.info('gateway started', { version: VERSION, node: settings.nodeName, database: settings.databaseUrl ? 'postgresql' : 'sqlite', clock: clock.kind });
 
     let stopping: Promise<void> | undefined;
     return {
       ctx,
-      doors,
+      get doors() { return doors.all(); },
       config,
       url: (plane) => {
-        const d = doors.find((x) => x.plane === plane)!;
+        const d = doors.plain(plane)!;
         const host = d.address.replace(/:\d+$/, '').replace(/^0\.0\.0\.0$/, '127.0.0.1').replace(/^\[::\]$/, '[::1]');
         return `http://${host}:${d.port}`;
       },
       stop: () => {
         stopping ??= (async () => {
           draining = true;
-          log.info('stopping: no new connections; draining requests in flight', { inFlight: doors.reduce((n, d) => n + d.inFlight, 0) });
-          for (const d of doors) d.stopAccepting();
+          log.info('stopping: no new connections; draining requests in flight', { inFlight: doors.inFlight });
+          doors.stopAccepting();
           // Turns first: a node that drains for 30 s must not take new ones meanwhile.
           await schedules.quiesce();
-          await Promise.all(doors.map((d) => d.drain(settings.drainTimeoutMs)));
-          const left = doors.reduce((n, d) => n + d.inFlight, 0);
+          await doors.drain(settings.drainTimeoutMs);
+          const left = doors.inFlight;
           if (left > 0) log.warn('drain timeout: closing requests still in flight', { inFlight: left });
           await cleanup();
           log.info('gateway stopped');

@@ -3,11 +3,11 @@
  * else sees an Exchange, or for WebSocket routes a SocketRequest and a Socket (socket.ts).
  */
 import * as uWS from 'uWebSockets.js';
-import { STATUS_CODES } from 'node:http';
 import type { Clock } from '../clock/clock.ts';
 import type { PlaneName } from '../settings/settings.ts';
 import { formatAddress } from '../settings/address.ts';
 import { BodyQueue } from './body-queue.ts';
+import { CLOSING, bodiless, doorOwned, headLength, statusLine } from './answer-rules.ts';
 import { GatewayError } from './errors.ts';
 import type { Exchange, ExchangeHandler, OutgoingHeaders } from './exchange.ts';
 import { sendProblem } from './respond.ts';
@@ -58,17 +58,10 @@ function endBodiless(res: uWS.HttpResponse, closing: boolean): void {
   else res.endWithoutBody();
 }
 
-const bodiless = (status: number): boolean => status === 204 || status === 304;
-
-function statusLine(status: number): string {
-  return `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
-}
-
 function writeHeaders(res: uWS.HttpResponse, headers: OutgoingHeaders): void {
   for (const [name, value] of Object.entries(headers)) {
-    // uWS writes content-length itself from what end() receives, and its own Date on every
-    // answer: a relayed one would make two.
-    if ((name === 'content-length' && typeof value === 'string') || name === 'date') continue;
+    // uWS writes content-length itself from what end() receives, and its own Date.
+    if (doorOwned(name, value)) continue;
     if (typeof value === 'string') res.writeHeader(name, value);
     else for (const v of value) res.writeHeader(name, v);
   }
@@ -303,7 +296,7 @@ export function openUwsDoor(opts: DoorOptions): Door {
       });
     }
 
-    const closeHeader = () => (draining ? { connection: 'close' } : undefined);
+    const closeHeader = () => (draining ? CLOSING : undefined);
 
     const ex: MutableExchange = {
       plane: opts.plane,
@@ -345,9 +338,7 @@ export function openUwsDoor(opts: DoorOptions): Door {
           const extra = closeHeader();
           if (extra) writeHeaders(res, extra);
           if (ex.method === 'HEAD') {
-            // No body on HEAD; the length announced is the GET's (RFC 9110 9.3.2).
-            const declared = Number(hdrs['content-length'] ?? (body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
-            res.endWithoutBody(Number.isFinite(declared) ? declared : 0, draining);
+            res.endWithoutBody(headLength(hdrs, body), draining);
           } else if (bodiless(status)) {
             endBodiless(res, draining);
           } else {

@@ -4,6 +4,9 @@ import type { Settings } from '../settings/settings.ts';
 import type { ConfigClient } from '../actors/config/client.ts';
 import type { SchedulesClient } from '../actors/schedules/client.ts';
 import type { AuditClient } from '../actors/audit/client.ts';
+import type { CertClient } from '../actors/certs/client.ts';
+import type { Doors } from '../http/doors.ts';
+import type { TlsDoorControl } from './tls-doors.ts';
 import type { PlaneName } from '../settings/settings.ts';
 import type { TaskPool } from '../workers/pool.ts';
 
@@ -24,6 +27,11 @@ export interface GatewayContext {
   readonly schedules: SchedulesClient;
   /** The trail: `record` on the request path, the calls for its API. */
   readonly audit: AuditClient;
+  /** The certificate store's handle and the view of what each plane presents. */
+  readonly certs: CertClient;
+  /** Every door of this node. */
+  readonly doors: Doors;
+  readonly tlsDoors: TlsDoorControl;
   /** `host:port` of a plane's plain door once open (sentences name it, e.g. wrong-plane). */
   doorAddress(plane: PlaneName): string;
   readonly pool: TaskPool;

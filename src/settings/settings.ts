@@ -32,9 +32,20 @@ export interface Settings {
   readonly schedulerShards: number;
   /** Calls each ScheduleActor keeps in flight at most; due turns past that wait in the database. */
   readonly schedulerMaxCalls: number;
+  /** Names the services call the internal plane by (GATEWAY_INTERNAL_NAMES); empty when not said. */
+  readonly internalNames: readonly string[];
+  /**
+   * Ports the world reaches, when the runtime publishes them (GATEWAY_PUBLIC_PORTS): `console`,
+   * `app`, `internal` for the HTTPS doors, `console-http`, `app-http`, `internal-http` for the
+   * plain ones. A door the runtime does not say is reached on the port it listens on.
+   */
+  readonly publicPorts: Readonly<Partial<Record<PublicDoor, number>>>;
   /** Warnings found while reading (a level typo falls back to info): logged once the logger exists. */
   readonly warnings: readonly string[];
 }
+
+export const PUBLIC_DOORS = ['console', 'app', 'internal', 'console-http', 'app-http', 'internal-http'] as const;
+export type PublicDoor = (typeof PUBLIC_DOORS)[number];
 
 /** A setting that stops the boot; the message names the variable. */
 export class SettingsError extends Error {
@@ -74,6 +85,8 @@ export const SETTINGS_DOC: ReadonlyArray<readonly [string, string, string]> = [
   ['GATEWAY_CONFIG', '(unset)', 'declarative JSON or YAML file of routes and roles applied at start'],
   ['GATEWAY_OTLP_ENDPOINT', '(unset)', 'OpenTelemetry collector (http or https URL) for the push modes'],
   ['GATEWAY_NODE_NAME', '(host name-pid)', 'this node\'s name in run records and logs'],
+  ['GATEWAY_INTERNAL_NAMES', '(unset)', 'comma list of the names services call the internal plane by; a certificate placed on the internal plane must carry one'],
+  ['GATEWAY_PUBLIC_PORTS', '(unset)', 'ports the world reaches when the runtime publishes others, e.g. console=443,app=443,app-http=80 (keys console, app, internal for HTTPS, with -http for plain); links, the redirect and HSTS use them'],
   ['GATEWAY_DRAIN_TIMEOUT', '30', 'seconds a stopping gateway waits for requests in flight before closing them'],
   ['GATEWAY_SCHEDULER_SHARDS', '2', 'ScheduleActors (worker threads) firing schedules on this node, 1 to 16; on SQLite always 1 (writes serialise on the file)'],
   ['GATEWAY_SCHEDULER_MAX_CALLS', '10000', 'scheduled calls each ScheduleActor keeps in flight at most, 1 to 100000; due turns past that wait in the database, where another node may take them'],
@@ -151,6 +164,31 @@ function httpUrl(env: Env, name: string): string | undefined {
 }
 
 
+const HOST_NAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+function internalNames(env: Env): string[] {
+  const raw = env.GATEWAY_INTERNAL_NAMES?.trim();
+  if (!raw) return [];
+  const names = [...new Set(raw.split(',').map((n) => n.trim().toLowerCase()).filter(Boolean))];
+  const bad = names.find((n) => !HOST_NAME.test(n));
+  if (bad !== undefined) throw new SettingsError('GATEWAY_INTERNAL_NAMES', `GATEWAY_INTERNAL_NAMES: "${bad}" is not a host name (letters, digits, "-" and dots, such as meerkat-internal.default.svc).`);
+  return names;
+}
+
+function publicPorts(env: Env): Partial<Record<PublicDoor, number>> {
+  const raw = env.GATEWAY_PUBLIC_PORTS?.trim();
+  const out: Partial<Record<PublicDoor, number>> = {};
+  if (!raw) return out;
+  for (const entry of raw.split(',').map((e) => e.trim()).filter(Boolean)) {
+    const m = /^([a-z-]+)=(\d{1,5})$/.exec(entry);
+    if (!m || !(PUBLIC_DOORS as readonly string[]).includes(m[1]!) || Number(m[2]) < 1 || Number(m[2]) > 65535) {
+      throw new SettingsError('GATEWAY_PUBLIC_PORTS', `GATEWAY_PUBLIC_PORTS: "${entry}" is not <door>=<port>; doors are ${PUBLIC_DOORS.join(', ')} and ports 1 to 65535 (e.g. console=443,app=443,app-http=80).`);
+    }
+    out[m[1] as PublicDoor] = Number(m[2]);
+  }
+  return out;
+}
+
 function wholeNumber(env: Env, name: string, fallback: number, min: number, max: number, unit = ''): number {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
@@ -224,6 +262,8 @@ export function loadSettings(env: Env = process.env): Settings {
     drainTimeoutMs: wholeNumber(env, 'GATEWAY_DRAIN_TIMEOUT', 30, 0, 3600, 'seconds') * 1000,
     schedulerShards,
     schedulerMaxCalls: wholeNumber(env, 'GATEWAY_SCHEDULER_MAX_CALLS', 10_000, 1, 100_000),
+    internalNames: Object.freeze(internalNames(env)),
+    publicPorts: Object.freeze(publicPorts(env)),
     warnings: Object.freeze(warnings),
   });
 }

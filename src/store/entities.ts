@@ -239,4 +239,62 @@ export const SettingRow = defineEntity({
 });
 export type SettingRow = InferEntity<typeof SettingRow>;
 
-export const ENTITIES = [Account, Session, Token, Change, Route, Role, Organisation, VaultEntry, SigningKeyRow, Schedule, ScheduleRun, SettingRow];
+/**
+ * A certificate held once (spec 1.2 rules 1-2, 2.5 storage rules): the certificate in clear, the
+ * key sealed with the vault master key (context `certificate/<id>`), never in clear.
+ */
+export const CertificateRow = defineEntity({
+  name: 'CertificateRow',
+  tableName: 'certificates',
+  properties: (p) => ({
+    id: p.string().primary(),
+    name: p.string(),
+    /** import | file | self-signed | csr | acme */
+    source: p.string(),
+    names: p.json<string[]>(),
+    issuer: p.string().nullable(),
+    /** Epoch seconds. */
+    notBefore: p.bigint('number').nullable(),
+    notAfter: p.bigint('number').nullable(),
+    fingerprint: p.string().nullable(),
+    certPem: p.text().nullable(),
+    keySealed: p.text().nullable(),
+    csrPem: p.text().nullable(),
+    certPath: p.string().nullable(),
+    keyPath: p.string().nullable(),
+    authority: p.string().nullable(),
+    /** What went wrong with the source last (a file that vanished, an authority's refusal). */
+    status: p.string().nullable(),
+    detail: p.text().nullable(),
+    createdAt: p.bigint('number'),
+    updatedAt: p.bigint('number'),
+  }),
+});
+export type CertificateRow = InferEntity<typeof CertificateRow>;
+
+/** A certificate placed on a plane (`console`, `app`, `internal`); placedAt orders the fallback. */
+export const PlacementRow = defineEntity({
+  name: 'PlacementRow',
+  tableName: 'certificate_placements',
+  properties: (p) => ({
+    certificateId: p.string().primary(),
+    plane: p.string().primary(),
+    placedAt: p.bigint('number'),
+  }),
+});
+export type PlacementRow = InferEntity<typeof PlacementRow>;
+
+/** The last caller of a console door on a node (spec 1.2 rule 7), pooled over nodes when read. */
+export const ConsoleTrafficRow = defineEntity({
+  name: 'ConsoleTrafficRow',
+  tableName: 'console_traffic',
+  properties: (p) => ({
+    node: p.string().primary(),
+    door: p.string().primary(),
+    peer: p.string(),
+    lastSeen: p.bigint('number'),
+  }),
+});
+export type ConsoleTrafficRow = InferEntity<typeof ConsoleTrafficRow>;
+
+export const ENTITIES = [Account, Session, Token, Change, Route, Role, Organisation, VaultEntry, SigningKeyRow, Schedule, ScheduleRun, SettingRow, CertificateRow, PlacementRow, ConsoleTrafficRow];

@@ -3,8 +3,7 @@ import { runActor } from '../../workers/actor-runtime.ts';
 import { openStore } from '../../store/orm.ts';
 import { Change, Session } from '../../store/entities.ts';
 import { hashSecret, newSecret } from '../../core/secrets.ts';
-import { errorAttrs } from '../../log/logger.ts';
-import { listen } from '../../store/notify.ts';
+import { followChanges } from '../change-follower.ts';
 import type { ConfigCalls, ConfigEvent, ConfigInit } from './messages.ts';
 import { changeMark, loadSnapshot } from './snapshot.ts';
 import { ensureSigningKey } from './signing-keys.ts';
@@ -17,9 +16,6 @@ import { organisationHandlers } from './handlers/organisations.ts';
 import { vaultHandlers } from './handlers/vault.ts';
 import { declarativeHandlers } from './handlers/declarative.ts';
 import { routeAuditHandlers } from './handlers/route-audit.ts';
-
-/** Announced by the `changes` trigger on PostgreSQL (migration 0007). */
-const CONFIG_CHANNEL = 'meerkat_config';
 
 runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
   const store = await openStore({ ...init.store, poolSize: 2 });
@@ -44,39 +40,9 @@ runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
   };
   await publish();
 
-  // Other processes (nodes sharing PostgreSQL, the CLI on the SQLite file) write change rows; a
-  // look folds them in. It reports failures and keeps going. Looks never overlap: one asked for
-  // while another runs follows it.
-  let failing = false;
-  let tick: Promise<void> | undefined;
-  let again = false;
-  const look = (): void => {
-    if (tick) {
-      again = true;
-      return;
-    }
-    tick = (async () => {
-      try {
-        if ((await changeMark(store.em())) !== mark) await publish();
-        if (failing) ctx.log.info('configuration store reachable again');
-        failing = false;
-      } catch (err) {
-        if (!failing) ctx.log.warn('cannot read configuration changes; serving the last snapshot', errorAttrs(err));
-        failing = true;
-      }
-    })().finally(() => {
-      tick = undefined;
-      if (again) {
-        again = false;
-        look();
-      }
-    });
-  };
-  const poll = setInterval(look, init.pollMs);
-  // On PostgreSQL a committed change is announced at once (migration 0007); the poll remains the
-  // backstop, and the only way on SQLite.
-  const bus = await listen(store, CONFIG_CHANNEL, look, (err) => {
-    ctx.log.warn('the configuration change bus lost its connection; changes from other nodes arrive within a second', errorAttrs(err));
+  const follower = await followChanges({
+    store, log: ctx.log, pollMs: init.pollMs, what: 'configuration',
+    readMark: () => changeMark(store.em()), publishedMark: () => mark, publish,
   });
 
   const deps: WriteDeps = {
@@ -120,9 +86,7 @@ runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
       ...routeAuditHandlers(deps),
     },
     stop: async () => {
-      clearInterval(poll);
-      await bus.close();
-      await tick;
+      await follower.close();
       await store.close();
     },
   };

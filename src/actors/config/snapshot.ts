@@ -64,9 +64,11 @@ const MARK_WINDOW = 64;
  * What the change table holds, as far as a poll needs to know: the ids of its newest rows.
  * The highest id alone is not enough on PostgreSQL: ids are handed out when a transaction
  * inserts but become visible when it commits, so a slow writer's change can appear below an id
- * already seen. It then changes this list, though not the maximum.
+ * already seen. It then changes this list, though not the maximum. `kinds` narrows it to the
+ * changes one actor folds in (the CertActor reads only `tls`).
  */
-export async function changeMark(em: EntityManager): Promise<string> {
-  const rows = await em.find(Change, {}, { orderBy: { id: 'desc' }, fields: ['id'], limit: MARK_WINDOW });
+export async function changeMark(em: EntityManager, kinds?: readonly string[]): Promise<string> {
+  const where = kinds ? { kind: { $in: [...kinds] } } : {};
+  const rows = await em.find(Change, where, { orderBy: { id: 'desc' }, fields: ['id'], limit: MARK_WINDOW });
   return rows.map((r) => r.id).join(',');
 }

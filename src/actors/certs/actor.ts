@@ -1,0 +1,103 @@
+/** CertActor, worker side: the certificate store, the TLS settings, the file re-read loop. */
+import { runActor } from '../../workers/actor-runtime.ts';
+import { openStore } from '../../store/orm.ts';
+import { Change, CertificateRow } from '../../store/entities.ts';
+import { errorAttrs } from '../../log/logger.ts';
+import type { Timer } from '../../clock/clock.ts';
+import { changeMark } from '../config/snapshot.ts';
+import { followChanges } from '../change-follower.ts';
+import { retryBusy } from '../../store/busy.ts';
+import { FILE_REREAD_MS, type CertCalls, type CertEvent, type CertInit, type CertRecord, type CertTells } from './messages.ts';
+import { build, loadRows } from './records.ts';
+import { readTlsSettings } from './tls-settings.ts';
+import { certificateHandlers, type CertDeps } from './handlers.ts';
+import { settingsHandlers, trafficTells } from './settings-handlers.ts';
+import { readFilePair } from './sources/file.ts';
+
+runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
+  const store = await openStore({ ...init.store, poolSize: 2 });
+  const masterKey = Buffer.from(init.masterKey, 'base64');
+  let mark = '';
+  let records = new Map<string, CertRecord>();
+  const reported = new Set<string>();
+
+  const publish = async (): Promise<void> => {
+    const em = store.em();
+    mark = await changeMark(em, ['tls']);
+    const [loaded, settings] = await Promise.all([loadRows(em), readTlsSettings(em)]);
+    const built = build(loaded, masterKey, ctx.clock.now());
+    records = new Map(built.records.map((r) => [r.id, r]));
+    for (const r of built.records) {
+      // Said once per certificate and reason, not at every publish.
+      const said = `${r.id}:${r.state}`;
+      if ((r.state === 'unsealable' || r.state === 'missing') && r.planes.length > 0 && !reported.has(said)) {
+        reported.add(said);
+        ctx.log.error('a placed certificate cannot be presented on this node', { certificate: r.id, name: r.name, reason: r.detail ?? r.state });
+      }
+    }
+    ctx.emit({ type: 'snapshot', snapshot: { certificates: built.records, placements: loaded.placements, material: built.material, settings } });
+  };
+  await publish();
+  const follower = await followChanges({
+    store, log: ctx.log, pollMs: init.pollMs, what: 'certificate',
+    readMark: () => changeMark(store.em(), ['tls']), publishedMark: () => mark, publish,
+  });
+
+  // Spec 1.2 rule 20: each node reads its files again every 30 s; a renewed pair is stored (the
+  // certificate only) and every node reloads its doors, without restart.
+  const reread = async (): Promise<void> => {
+    const rows = await store.em().find(CertificateRow, { source: 'file' });
+    let moved = false;
+    for (const row of rows) {
+      const wasMissing = records.get(row.id)?.state === 'missing';
+      let readable = false;
+      try {
+        const pair = readFilePair(row.certPath!, row.keyPath!);
+        readable = true;
+        if (pair.fingerprint !== row.fingerprint) {
+          moved = true;
+          await retryBusy(() => store.em().transactional(async (em) => {
+            await em.nativeUpdate(CertificateRow, { id: row.id }, {
+              names: [...pair.names], issuer: pair.issuer, notBefore: pair.notBefore, notAfter: pair.notAfter,
+              fingerprint: pair.fingerprint, certPem: pair.certPem, updatedAt: ctx.clock.now(),
+            });
+            em.create(Change, { kind: 'tls', at: ctx.clock.now() });
+          }));
+          ctx.log.info('file-system certificate changed on disk; doors reloaded', { certificate: row.id, path: row.certPath, notAfter: pair.notAfter });
+        }
+      } catch (err) {
+        // The last certificate read stays stored; the record says the file is missing.
+        if (!wasMissing) ctx.log.warn('file-system certificate cannot be read', { certificate: row.id, ...errorAttrs(err) });
+      }
+      // A pair that vanished, or came back, changes what this node presents.
+      if (readable === wasMissing) moved = true;
+    }
+    if (moved) await publish();
+  };
+  let rereadTimer: Timer;
+  let rereading: Promise<void> = Promise.resolve();
+  const armReread = () => {
+    rereadTimer = ctx.clock.after(FILE_REREAD_MS, () => {
+      rereading = reread().catch((err) => ctx.log.warn('file-system certificates could not be read again; the next turn tries again', errorAttrs(err))).finally(armReread);
+    });
+  };
+  armReread();
+
+  const deps: CertDeps = {
+    store, masterKey, node: init.node, now: () => ctx.clock.now(), caller: () => ctx.caller(), publish,
+    written: (rows) => ctx.emit({ type: 'audit.written', rows: [...rows] }),
+    dataDir: init.dataDir, internalNames: init.internalNames,
+    record: (id) => records.get(id),
+  };
+
+  return {
+    handlers: { ...certificateHandlers(deps), ...settingsHandlers(deps) },
+    told: trafficTells(deps),
+    stop: async () => {
+      rereadTimer.cancel();
+      await rereading;
+      await follower.close();
+      await store.close();
+    },
+  };
+});

@@ -1,0 +1,54 @@
+/** CertActor, main-thread side: the typed handle, the view of what each plane presents. */
+import type { Logger } from '../../log/logger.ts';
+import type { Clock } from '../../clock/clock.ts';
+import { ActorHost } from '../../workers/supervisor.ts';
+import { siblingModule } from '../../workers/spawn.ts';
+import type { StoreOptions } from '../../store/orm.ts';
+import type { AuditRow } from '../../store/audit.ts';
+import type { CertCalls, CertEvent, CertInit, CertTells } from './messages.ts';
+import { TlsView } from './view.ts';
+
+/** A console caller is told to the actor at most this often per door, unless the peer changes. */
+const TRAFFIC_EVERY_MS = 1000;
+
+export class CertClient {
+  readonly view = new TlsView();
+  readonly host: ActorHost<CertCalls, CertInit, CertEvent, CertTells>;
+  readonly #told = new Map<string, { peer: string; at: number }>();
+  readonly #clock: Clock;
+
+  constructor(opts: {
+    store: StoreOptions; log: Logger; clock: Clock; masterKey: Buffer; node: string; dataDir: string;
+    internalNames: readonly string[]; pollMs?: number;
+    onAuditWritten?: (rows: readonly AuditRow[]) => void;
+  }) {
+    this.#clock = opts.clock;
+    this.host = new ActorHost<CertCalls, CertInit, CertEvent, CertTells>({
+      name: 'certs',
+      module: siblingModule(import.meta.url, './actor.ts'),
+      init: () => ({
+        store: opts.store, masterKey: opts.masterKey.toString('base64'), node: opts.node, dataDir: opts.dataDir,
+        internalNames: opts.internalNames, pollMs: opts.pollMs ?? 1000,
+      }),
+      log: opts.log,
+      clock: opts.clock,
+      onEvent: (event) => {
+        if (event.type === 'audit.written') opts.onAuditWritten?.(event.rows);
+        else this.view.apply(event.snapshot);
+      },
+    });
+  }
+
+  start(): Promise<void> { return this.host.start(); }
+  stop(): Promise<void> { return this.host.stop(); }
+  call: ActorHost<CertCalls, CertInit, CertEvent, CertTells>['call'] = (type, args, caller) => this.host.call(type, args, caller);
+
+  /** A console call (probes excluded) came through `door` from `peer` (spec 1.2 rule 7). */
+  consoleTraffic(door: 'http' | 'https', peer: string): void {
+    const at = this.#clock.now();
+    const last = this.#told.get(door);
+    if (last && last.peer === peer && at - last.at < TRAFFIC_EVERY_MS) return;
+    this.#told.set(door, { peer, at });
+    this.host.tell('tls.traffic', { door, peer, at });
+  }
+}

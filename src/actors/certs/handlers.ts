@@ -1,0 +1,182 @@
+/** The certificate calls of the CertActor: create, delete, place, the signing request's answer. */
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/core';
+import { CertificateRow, PlacementRow } from '../../store/entities.ts';
+import { seal, unseal } from '../../core/vault/seal.ts';
+import { covers } from '../../core/tls/names.ts';
+import { GatewayError, invalidField } from '../../http/errors.ts';
+import { write, type WriteDeps } from '../write.ts';
+import type { ActorHandlers } from '../../workers/actor-runtime.ts';
+import { TLS_PLANES, type CertCalls, type CertRecord, type NewCertificate, type TlsPlane } from './messages.ts';
+import { keyContext, loadRows } from './records.ts';
+import { readTlsSettings, readTraffic } from './tls-settings.ts';
+import { checkLeaving } from './safety.ts';
+import { fromImport } from './sources/import.ts';
+import { fromSelfSigned } from './sources/self-signed.ts';
+import { adoptAnswer, requestSigning } from './sources/csr.ts';
+import { checkFilePaths, readFilePair } from './sources/file.ts';
+import type { Obtained } from './sources/obtained.ts';
+
+export interface CertDeps extends WriteDeps {
+  readonly dataDir: string;
+  readonly internalNames: readonly string[];
+  /** The record of a certificate as the last publish built it. */
+  record(id: string): CertRecord | undefined;
+}
+
+type CertificateCalls = Pick<CertCalls, 'cert.create' | 'cert.delete' | 'cert.place' | 'cert.csr' | 'cert.answer'>;
+
+/** What the trail keeps of a certificate: what it is, never its key. */
+function audited(row: Pick<CertificateRow, 'name' | 'names' | 'source' | 'fingerprint' | 'notAfter'>, planes?: readonly string[]): Record<string, unknown> {
+  return { name: row.name, names: row.names, source: row.source, fingerprint: row.fingerprint ?? null, notAfter: row.notAfter ?? null, ...(planes ? { planes } : {}) };
+}
+
+function nameOf(input: { name?: unknown }, fallback: string): string {
+  if (input.name === undefined) return fallback.slice(0, 200);
+  if (typeof input.name !== 'string' || input.name.trim() === '' || input.name.length > 200) throw invalidField('name', 'name is a label of 1 to 200 characters.');
+  return input.name.trim();
+}
+
+function material(o: Obtained): Pick<CertificateRow, 'names' | 'issuer' | 'notBefore' | 'notAfter' | 'fingerprint'> {
+  return { names: [...o.names], issuer: o.issuer, notBefore: o.notBefore, notAfter: o.notAfter, fingerprint: o.fingerprint };
+}
+
+const PLANE_NAMES: Record<TlsPlane, string> = { console: 'console', app: 'application', internal: 'internal' };
+
+/**
+ * A name of `names` that `other` already answers, or undefined. Overlap counts both ways: a
+ * wildcard arriving where one of its names is served clashes too, so a handshake never has two
+ * answers that depend on which certificate came first.
+ */
+function clash(names: readonly string[], other: readonly string[]): string | undefined {
+  return names.find((n) => (n.startsWith('*.')
+    ? other.some((o) => o === n || (!o.startsWith('*.') && covers([n], o)))
+    : covers(other, n)));
+}
+
+function checkPlanes(planes: unknown): TlsPlane[] {
+  if (!Array.isArray(planes) || !planes.every((p) => TLS_PLANES.includes(p as TlsPlane))) {
+    throw invalidField('planes', 'planes is a list of console, app and internal (empty: placed nowhere, kept in reserve).');
+  }
+  return TLS_PLANES.filter((p) => planes.includes(p));
+}
+
+export function certificateHandlers(deps: CertDeps): ActorHandlers<CertificateCalls> {
+  const create = async (input: NewCertificate): Promise<CertRecord> => {
+    const id = randomUUID();
+    const now = deps.now();
+    let row: Omit<CertificateRow, 'id' | 'createdAt' | 'updatedAt'>;
+    let key: string | null = null;
+    switch (input.source) {
+      case 'import':
+      case 'self-signed': {
+        const o = input.source === 'import' ? fromImport(input.cert, input.key) : fromSelfSigned(input.names, input.days, now);
+        key = o.keyPem;
+        row = { name: nameOf(input, o.names[0] ?? 'certificate'), source: input.source, ...material(o), certPem: o.certPem, keySealed: null, csrPem: null, certPath: null, keyPath: null, authority: null, status: null, detail: null };
+        break;
+      }
+      case 'csr': {
+        const pending = await requestSigning(input.names, input.subject);
+        key = pending.keyPem;
+        row = { name: nameOf(input, pending.names[0] ?? 'request'), source: 'csr', names: [...pending.names], issuer: null, notBefore: null, notAfter: null, fingerprint: null, certPem: null, keySealed: null, csrPem: pending.csrPem, certPath: null, keyPath: null, authority: null, status: null, detail: null };
+        break;
+      }
+      case 'file': {
+        const paths = checkFilePaths(input.certPath, input.keyPath, deps.dataDir);
+        const o = readFilePair(paths.certPath, paths.keyPath);
+        // Only the paths and the last certificate read are kept: the key stays on its file.
+        row = { name: nameOf(input, o.names[0] ?? 'file'), source: 'file', ...material(o), certPem: o.certPem, keySealed: null, csrPem: null, certPath: paths.certPath, keyPath: paths.keyPath, authority: null, status: null, detail: null };
+        break;
+      }
+      default:
+        throw invalidField('source', 'source is import, file, self-signed or csr (acme on the licensed edition).');
+    }
+    await write(deps, 'tls', async (em, audit) => {
+      em.create(CertificateRow, { id, ...row, keySealed: key === null ? null : seal(deps.masterKey, keyContext(id), key), createdAt: now, updatedAt: now });
+      audit.note({ action: 'certificate.create', target: { kind: 'certificate', id, name: row.name }, before: null, after: audited(row) });
+    });
+    return deps.record(id)!;
+  };
+
+  const leaveChecks = async (em: EntityManager, id: string, leaving: readonly TlsPlane[], via: Parameters<typeof checkLeaving>[5]) => {
+    if (leaving.length === 0) return;
+    const [{ placements }, settings, traffic] = await Promise.all([loadRows(em), readTlsSettings(em), readTraffic(em, deps.now())]);
+    for (const plane of leaving) checkLeaving(plane, placements, new Set([id]), settings.httpOff, traffic, via);
+  };
+
+  return {
+    'cert.create': create,
+
+    'cert.delete': ({ id, via }) => write(deps, 'tls', async (em, audit) => {
+      const row = await em.findOne(CertificateRow, { id });
+      if (!row) return false;
+      const planes = (await em.find(PlacementRow, { certificateId: id })).map((p) => p.plane as TlsPlane);
+      await leaveChecks(em, id, planes, via);
+      await em.nativeDelete(PlacementRow, { certificateId: id });
+      await em.nativeDelete(CertificateRow, { id });
+      audit.note({ action: 'certificate.delete', target: { kind: 'certificate', id, name: row.name }, before: audited(row, planes), after: null });
+      return true;
+    }),
+
+    'cert.place': async ({ id, planes, replace, via }) => {
+      const wanted = checkPlanes(planes);
+      const placed = await write(deps, 'tls', async (em, audit) => {
+        const row = await em.findOne(CertificateRow, { id });
+        if (!row) return false;
+        if (!row.certPem) throw new GatewayError('tls.not-servable', row.source === 'csr' ? 'A pending signing request serves nothing: adopt the authority\'s answer first.' : 'This certificate has not been issued yet; it can be placed once it is.', 'planes');
+        if (wanted.includes('internal') && !row.names.some((n) => deps.internalNames.some((i) => covers([n], i)))) {
+          throw new GatewayError('tls.internal-name', deps.internalNames.length === 0
+            ? 'The internal plane takes only a certificate carrying a name the services call it by, and none is known: set GATEWAY_INTERNAL_NAMES.'
+            : `The internal plane takes only a certificate carrying a name the services call it by (${deps.internalNames.join(', ')}); this one carries ${row.names.join(', ')}.`, 'planes');
+        }
+        const current = await em.find(PlacementRow, {}, { orderBy: { placedAt: 'asc' } });
+        const mine = current.filter((p) => p.certificateId === id).map((p) => p.plane as TlsPlane);
+        const arriving = wanted.filter((p) => !mine.includes(p));
+        const leaving = mine.filter((p) => !wanted.includes(p));
+        const others = new Map((await em.find(CertificateRow, { id: { $ne: id } })).map((r) => [r.id, r]));
+        const replaced: Array<{ plane: TlsPlane; other: CertificateRow }> = [];
+        for (const plane of arriving) {
+          for (const p of current.filter((c) => c.plane === plane && c.certificateId !== id)) {
+            const other = others.get(p.certificateId);
+            const name = other ? clash(row.names, other.names) : undefined;
+            if (!other || name === undefined) continue;
+            if (!replace) {
+              throw new GatewayError('tls.name-taken', `On the ${PLANE_NAMES[plane]} plane, "${other.name}" already answers ${name}. Place with replace: true to take its place there (it is kept).`, 'planes', { certificate: other.id, name });
+            }
+            replaced.push({ plane, other });
+          }
+        }
+        await leaveChecks(em, id, leaving, via);
+        const now = deps.now();
+        for (const plane of leaving) await em.nativeDelete(PlacementRow, { certificateId: id, plane });
+        for (const { plane, other } of replaced) {
+          await em.nativeDelete(PlacementRow, { certificateId: other.id, plane });
+          audit.note({ action: 'certificate.place', target: { kind: 'certificate', id: other.id, name: other.name }, detail: `replaced on the ${PLANE_NAMES[plane]} plane by "${row.name}"` });
+        }
+        for (const plane of arriving) em.create(PlacementRow, { certificateId: id, plane, placedAt: now });
+        audit.note({ action: 'certificate.place', target: { kind: 'certificate', id, name: row.name }, before: { planes: mine }, after: { planes: wanted } });
+        return true;
+      });
+      return placed === false ? null : deps.record(id)!;
+    },
+
+    'cert.csr': async ({ id }) => {
+      const row = await deps.store.em().findOne(CertificateRow, { id, source: 'csr' });
+      return row?.csrPem ?? null;
+    },
+
+    'cert.answer': async ({ id, cert }) => {
+      const done = await write(deps, 'tls', async (em, audit) => {
+        const row = await em.findOne(CertificateRow, { id, source: 'csr' });
+        if (!row || !row.keySealed) return false;
+        if (row.certPem) throw new GatewayError('tls.answer-adopted', 'This signing request has its answer already; make a new request to renew.', 'cert');
+        const o = adoptAnswer(cert, unseal(deps.masterKey, keyContext(id), row.keySealed));
+        const before = audited(row);
+        em.assign(row, { ...material(o), certPem: o.certPem, updatedAt: deps.now() });
+        audit.note({ action: 'certificate.answer', target: { kind: 'certificate', id, name: row.name }, before, after: audited(row) });
+        return true;
+      });
+      return done === false ? null : deps.record(id)!;
+    },
+  };
+}

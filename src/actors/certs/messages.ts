@@ -1,0 +1,141 @@
+/**
+ * CertActor's protocol. The actor owns the certificate store (spec 1.2, 2.5): certificates held
+ * once, their placements on planes, the TLS settings (plain ports, redirect) and the console
+ * traffic window pooled over nodes. It unseals the keys of placed certificates and pushes them
+ * to the main thread, whose HTTPS doors choose among them at each handshake; nothing else ever
+ * sees key material (not an answer, an export, a log or an audit line).
+ */
+import type { StoreOptions } from '../../store/orm.ts';
+import type { AuditRow } from '../../store/audit.ts';
+
+/** The planes as the TLS API names them: console = control, app = data. */
+export type TlsPlane = 'console' | 'app' | 'internal';
+export const TLS_PLANES: readonly TlsPlane[] = ['console', 'app', 'internal'];
+
+export type CertSource = 'import' | 'file' | 'self-signed' | 'csr' | 'acme';
+export type CertState = 'active' | 'pending' | 'expired' | 'unsealable' | 'requesting' | 'refused' | 'missing';
+
+/** A certificate as the API answers it (CONTRACT.md "TLS"), less `expiresIn`, which is relative to now. */
+export interface CertRecord {
+  readonly id: string;
+  readonly name: string;
+  readonly names: readonly string[];
+  readonly issuer: string | null;
+  /** Epoch seconds; null while a signing request waits for its answer. */
+  readonly notBefore: number | null;
+  readonly notAfter: number | null;
+  readonly source: CertSource;
+  /** Planes it is placed on, in TLS_PLANES order. */
+  readonly planes: readonly TlsPlane[];
+  /** Planes where it is placed but does not fit the plane's mode. */
+  readonly inactive: readonly TlsPlane[];
+  readonly state: CertState;
+  readonly detail: string | null;
+  readonly fingerprint: string | null;
+  /** File source only: where the certificate and its key are read. */
+  readonly paths?: { readonly cert: string; readonly key: string };
+  readonly createdAt: number;
+}
+
+export interface Placement {
+  readonly id: string;
+  readonly plane: TlsPlane;
+  /** Epoch ms: the oldest placed is a plane's fallback (spec 1.2 rule 9). */
+  readonly placedAt: number;
+}
+
+/** What a door presents for a certificate: unsealed, for the main thread's TLS contexts only. */
+export interface Material {
+  readonly id: string;
+  /** Leaf and chain, PEM. */
+  readonly cert: string;
+  readonly key: string;
+}
+
+export interface RedirectSettings {
+  readonly forceHttps: boolean;
+  /** Seconds; a day by default, two years at most (spec 1.2 rule 12). */
+  readonly hstsMaxAge: number;
+}
+
+export interface TlsSettings {
+  /** Planes whose plain port is switched off (listening on 127.0.0.1 only). */
+  readonly httpOff: readonly TlsPlane[];
+  readonly redirect: RedirectSettings;
+}
+
+export interface TlsSnapshot {
+  readonly certificates: readonly CertRecord[];
+  readonly placements: readonly Placement[];
+  /** For placed certificates whose key this node could open. */
+  readonly material: readonly Material[];
+  readonly settings: TlsSettings;
+}
+
+export interface ConsoleTraffic {
+  readonly door: 'http' | 'https';
+  readonly peer: string;
+  /** Epoch ms. */
+  readonly lastSeen: number;
+  readonly node: string;
+}
+
+/** A console call seen by this node's doors (probes excluded), debounced per door. */
+export interface TrafficSeen {
+  readonly door: 'http' | 'https';
+  readonly peer: string;
+  readonly at: number;
+}
+
+export type NewCertificate =
+  | { readonly source: 'import'; readonly name?: string; readonly cert: string; readonly key: string }
+  | { readonly source: 'file'; readonly name?: string; readonly certPath: string; readonly keyPath: string }
+  | { readonly source: 'self-signed'; readonly name?: string; readonly names: readonly string[]; readonly days?: number }
+  | { readonly source: 'csr'; readonly name?: string; readonly names: readonly string[]; readonly subject?: Readonly<Record<string, string>> };
+
+/** How the request that asks a TLS change reached the console, for the safety rules of 1.2 rule 7. */
+export interface Via {
+  readonly plane: TlsPlane;
+  readonly door: 'http' | 'https';
+}
+
+export type CertEvent =
+  | { readonly type: 'snapshot'; readonly snapshot: TlsSnapshot }
+  | { readonly type: 'audit.written'; readonly rows: readonly AuditRow[] };
+
+export type CertCalls = {
+  'cert.create': { args: NewCertificate; result: CertRecord };
+  'cert.delete': { args: { id: string; via: Via | null }; result: boolean };
+  'cert.place': { args: { id: string; planes: readonly TlsPlane[]; replace: boolean; via: Via | null }; result: CertRecord | null };
+  /** The pending request's CSR (PEM), to download again; null: no such pending request. */
+  'cert.csr': { args: { id: string }; result: string | null };
+  /** Adopts the authority's answer to a pending request; refused unless it matches the key. */
+  'cert.answer': { args: { id: string; cert: string }; result: CertRecord | null };
+  'tls.ports': { args: { plane: TlsPlane; http: boolean; via: Via | null }; result: TlsSettings };
+  'tls.redirect': { args: RedirectSettings; result: TlsSettings };
+  'tls.traffic': { args: null; result: ConsoleTraffic[] };
+};
+
+export type CertTells = {
+  'tls.traffic': TrafficSeen;
+};
+
+export interface CertInit {
+  readonly store: StoreOptions;
+  readonly masterKey: string;
+  readonly node: string;
+  /** The data directory: never read as a file-system certificate. */
+  readonly dataDir: string;
+  /** Names the services call the internal plane by (GATEWAY_INTERNAL_NAMES). */
+  readonly internalNames: readonly string[];
+  /** How often to look for changes written by other nodes (the change bus is the fast path). */
+  readonly pollMs: number;
+}
+
+/** The console traffic window (spec 1.2 rule 7, section 8). */
+export const TRAFFIC_WINDOW_MS = 30_000;
+/** File-system certificates are read again this often (spec 1.2 rule 20, section 8). */
+export const FILE_REREAD_MS = 30_000;
+/** HSTS duration: one day by default, two years at most (spec 1.2 rule 12, section 8). */
+export const HSTS_DEFAULT = 86_400;
+export const HSTS_MAX = 63_072_000;

@@ -1,0 +1,81 @@
+/** Rows of the certificate store as records, and the material a node can present. */
+import type { EntityManager } from '@mikro-orm/core';
+import { CertificateRow, PlacementRow } from '../../store/entities.ts';
+import { unseal } from '../../core/vault/seal.ts';
+import { readFilePair } from './sources/file.ts';
+import { TLS_PLANES, type CertRecord, type CertSource, type CertState, type Material, type Placement, type TlsPlane } from './messages.ts';
+
+export const keyContext = (id: string): string => `certificate/${id}`;
+
+export interface Loaded {
+  readonly rows: readonly CertificateRow[];
+  readonly placements: readonly Placement[];
+}
+
+export async function loadRows(em: EntityManager): Promise<Loaded> {
+  const [rows, placed] = await Promise.all([
+    em.find(CertificateRow, {}, { orderBy: { createdAt: 'asc', id: 'asc' } }),
+    em.find(PlacementRow, {}, { orderBy: { placedAt: 'asc' } }),
+  ]);
+  return { rows, placements: placed.map((p) => ({ id: p.certificateId, plane: p.plane as TlsPlane, placedAt: p.placedAt })) };
+}
+
+/** The key of a row, unsealed (or read from its file), or the sentence saying why it cannot be. */
+export function keyOf(row: CertificateRow, masterKey: Buffer): { key: string; cert: string } | { problem: string; state: CertState } {
+  if (row.source === 'file') {
+    try {
+      const pair = readFilePair(row.certPath!, row.keyPath!);
+      return { key: pair.keyPem, cert: pair.certPem };
+    } catch (err) {
+      return { problem: (err as Error).message, state: 'missing' };
+    }
+  }
+  if (!row.certPem || !row.keySealed) return { problem: 'no certificate yet', state: row.source === 'csr' ? 'pending' : 'requesting' };
+  try {
+    return { key: unseal(masterKey, keyContext(row.id), row.keySealed), cert: row.certPem };
+  } catch {
+    return { problem: 'the private key cannot be unsealed on this node: its vault master key differs from the node that sealed it (set the same GATEWAY_VAULT_KEY on every node)', state: 'unsealable' };
+  }
+}
+
+function stateOf(row: CertificateRow, keyProblem: { problem: string; state: CertState } | null, nowS: number): { state: CertState; detail: string | null } {
+  if (row.source === 'csr' && !row.certPem) return { state: 'pending', detail: 'waiting for the authority\'s answer; download the request again at /api/certificates/' + row.id + '/csr' };
+  if (row.status === 'requesting' || row.status === 'refused') return { state: row.status, detail: row.detail ?? null };
+  if (keyProblem) return { state: keyProblem.state, detail: keyProblem.problem };
+  if (row.notAfter !== null && row.notAfter !== undefined && row.notAfter <= nowS) return { state: 'expired', detail: 'expired: it is still presented where nothing valid carries the name asked' };
+  return { state: 'active', detail: row.detail ?? null };
+}
+
+export interface Built {
+  readonly records: CertRecord[];
+  readonly material: Material[];
+}
+
+/**
+ * Records for the API and material for the doors. Keys are opened only for placed certificates:
+ * a certificate in reserve is never held in clear in memory.
+ */
+export function build(loaded: Loaded, masterKey: Buffer, nowMs: number): Built {
+  const placedOn = new Map<string, TlsPlane[]>();
+  for (const p of loaded.placements) placedOn.set(p.id, [...(placedOn.get(p.id) ?? []), p.plane]);
+  const records: CertRecord[] = [];
+  const material: Material[] = [];
+  for (const row of loaded.rows) {
+    const planes = TLS_PLANES.filter((pl) => placedOn.get(row.id)?.includes(pl));
+    let keyProblem: { problem: string; state: CertState } | null = null;
+    if (planes.length > 0 || row.source === 'file') {
+      const opened = keyOf(row, masterKey);
+      if ('problem' in opened) keyProblem = opened;
+      else if (planes.length > 0) material.push({ id: row.id, cert: opened.cert, key: opened.key });
+    }
+    const { state, detail } = stateOf(row, keyProblem, Math.floor(nowMs / 1000));
+    records.push({
+      id: row.id, name: row.name, names: row.names, issuer: row.issuer ?? null,
+      notBefore: row.notBefore ?? null, notAfter: row.notAfter ?? null, source: row.source as CertSource,
+      planes, inactive: [], state, detail, fingerprint: row.fingerprint ?? null,
+      ...(row.source === 'file' ? { paths: { cert: row.certPath!, key: row.keyPath! } } : {}),
+      createdAt: row.createdAt,
+    });
+  }
+  return { records, material };
+}

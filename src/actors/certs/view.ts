@@ -1,0 +1,80 @@
+/**
+ * The main thread's view of the certificate store: what each plane presents, a TLS context per
+ * certificate (built once per material, reused by every handshake), and the handshake choice of
+ * spec 1.2 rule 9. A new snapshot replaces every structure at once; a handshake in progress
+ * finishes on the old ones, and open connections keep the context they were given.
+ */
+import { createSecureContext, type SecureContext } from 'node:tls';
+import { chooseCertificate, describeServed, type Candidate } from '../../core/tls/choose.ts';
+import { covers } from '../../core/tls/names.ts';
+import { TLS_PLANES, type CertRecord, type Material, type TlsPlane, type TlsSettings, type TlsSnapshot } from './messages.ts';
+
+interface Served {
+  readonly id: string;
+  readonly names: readonly string[];
+  readonly notAfter: number;
+  readonly placedAt: number;
+  readonly material: Material;
+}
+
+export class TlsView {
+  records = new Map<string, CertRecord>();
+  settings: TlsSettings = { httpOff: [], redirect: { forceHttps: false, hstsMaxAge: 86_400 } };
+  #served = new Map<TlsPlane, Served[]>(TLS_PLANES.map((p) => [p, []]));
+  #contexts = new Map<string, { readonly material: Material; readonly context: SecureContext }>();
+  readonly #listeners: Array<() => void> = [];
+
+  apply(s: TlsSnapshot): void {
+    const material = new Map(s.material.map((m) => [m.id, m]));
+    const records = new Map(s.certificates.map((c) => [c.id, c]));
+    const served = new Map<TlsPlane, Served[]>(TLS_PLANES.map((p) => [p, []]));
+    for (const p of s.placements) {
+      const m = material.get(p.id);
+      const r = records.get(p.id);
+      if (!m || !r || r.inactive.includes(p.plane)) continue;
+      served.get(p.plane)!.push({ id: p.id, names: r.names, notAfter: r.notAfter ?? 0, placedAt: p.placedAt, material: m });
+    }
+    // Contexts are kept while their material is the same, so a swap builds only what changed.
+    const contexts = new Map<string, { material: Material; context: SecureContext }>();
+    for (const m of s.material) {
+      const kept = this.#contexts.get(m.id);
+      contexts.set(m.id, kept && kept.material.cert === m.cert && kept.material.key === m.key ? kept : { material: m, context: createSecureContext({ cert: m.cert, key: m.key }) });
+    }
+    this.records = records;
+    this.settings = s.settings;
+    this.#served = served;
+    this.#contexts = contexts;
+    for (const fn of this.#listeners) fn();
+  }
+
+  onChange(fn: () => void): void {
+    this.#listeners.push(fn);
+  }
+
+  /** Certificates a plane presents now (placed, active in its mode, key at hand). */
+  served(plane: TlsPlane): readonly Candidate[] {
+    return this.#served.get(plane)!;
+  }
+
+  /** The context for a handshake asking `serverName` (rule 9); an Error names what is served. */
+  contextFor(plane: TlsPlane, serverName: string | undefined, nowMs: number): SecureContext | Error {
+    const choice = chooseCertificate(this.#served.get(plane)!, serverName, Math.floor(nowMs / 1000));
+    if (choice.kind === 'none') return new Error(describeServed(choice.served));
+    return this.#contexts.get(choice.cert.id)!.context;
+  }
+
+  /** What a handshake without a server name gets: the oldest placed (rule 9). */
+  fallback(plane: TlsPlane, nowMs: number): Material | undefined {
+    const choice = chooseCertificate(this.#served.get(plane)!, undefined, Math.floor(nowMs / 1000));
+    return choice.kind === 'none' ? undefined : (choice.cert as Served).material;
+  }
+
+  /**
+   * A certificate placed on `plane` carries `host` and is still valid: the redirect and HSTS
+   * apply to that name (rules 11-12), and retreat once every such certificate has expired.
+   */
+  carriesValid(plane: TlsPlane, host: string, nowMs: number): boolean {
+    const now = Math.floor(nowMs / 1000);
+    return this.#served.get(plane)!.some((c) => c.notAfter > now && covers(c.names, host));
+  }
+}
