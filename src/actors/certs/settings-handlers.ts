@@ -1,5 +1,5 @@
 /** The plain ports, the redirect and the console traffic window (spec 1.2 rules 6-7, 11-12; 3.2). */
-import { invalidField } from '../../http/errors.ts';
+import { GatewayError, invalidField } from '../../http/errors.ts';
 import { write } from '../write.ts';
 import type { ActorHandlers, TellHandlers } from '../../workers/actor-runtime.ts';
 import { ConsoleTrafficRow } from '../../store/entities.ts';
@@ -42,6 +42,9 @@ export function settingsHandlers(deps: CertDeps): ActorHandlers<SettingsCalls> {
       }
       await write(deps, 'tls', async (em, audit) => {
         const before = (await readTlsSettings(em)).redirect;
+        if (forceHttps && !(await loadRows(em)).placements.some((p) => p.plane === 'app')) {
+          throw new GatewayError('tls.nothing-to-present', 'Force HTTPS stays off: no certificate is placed on the application plane, so there is nothing to redirect to.');
+        }
         if (before.forceHttps === forceHttps && before.hstsMaxAge === hstsMaxAge) return false;
         await writeRedirect(em, { forceHttps, hstsMaxAge }, deps.now(), deps.caller()?.account ?? null);
         audit.note({ action: 'tls.redirect', target: { kind: 'settings', id: 'tls.redirect', name: 'tls' }, before, after: { forceHttps, hstsMaxAge } });

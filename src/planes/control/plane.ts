@@ -19,6 +19,8 @@ import { addVaultApi } from './vault-api.ts';
 import { addSchedulesApi } from '../shared/schedules-api.ts';
 import { addSettingsApi } from './settings-api.ts';
 import { addAuditApi } from './audit-api.ts';
+import { addTlsApi } from './tls-api.ts';
+import { addTlsSettingsApi } from './tls-settings-api.ts';
 import { addSchedulesLiveRoute } from './schedules-live.ts';
 
 export function controlRouter(gw: GatewayContext): Router<Principal> {
@@ -37,6 +39,8 @@ export function controlRouter(gw: GatewayContext): Router<Principal> {
   addSchedulesApi(router, gw, 'control');
   addSettingsApi(router, gw);
   addAuditApi(router, gw);
+  addTlsApi(router, gw);
+  addTlsSettingsApi(router, gw);
   let document: Record<string, unknown> | undefined;
   router.add('GET', '/api/openapi.json', {
     summary: 'This document: the control plane\'s API', tags: ['meta'], auth: 'none',
@@ -57,6 +61,8 @@ export function controlRouter(gw: GatewayContext): Router<Principal> {
 export function controlPlane(gw: GatewayContext): ExchangeHandler {
   const router = controlRouter(gw);
   return async (ex) => {
+    // The console traffic window (spec 1.2 rule 7): every call but the probes, per door.
+    if (ex.path !== '/healthz' && ex.path !== '/readyz') gw.certs.consoleTraffic(ex.secure ? 'https' : 'http', ex.remoteAddress);
     try {
       const served = await serveApi(router, ex, (doc) => authenticateControl(gw, ex, doc));
       if (!served) throw new GatewayError('not-found', `Nothing is served at ${ex.path} on the control plane.`);

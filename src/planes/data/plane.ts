@@ -12,6 +12,7 @@ import { addProbes } from '../probes.ts';
 import { RequestRecords, type RequestRecord } from '../../pipeline/request-record.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import { endpointAudit } from './endpoint-audit.ts';
+import { hstsValue, redirectTarget, withHsts } from './https-policy.ts';
 
 const APP_COOKIE = SESSION_COOKIES.app;
 const OWN_COOKIES: ReadonlySet<string> = new Set(Object.values(SESSION_COOKIES));
@@ -69,7 +70,18 @@ export function dataPlane(gw: GatewayContext, pools: UpstreamPools): ExchangeHan
     await relay(ex, upstream, record);
   };
 
-  return async (ex) => {
+  return async (given) => {
+    let ex = given;
+    if (ex.secure) {
+      const hsts = hstsValue(gw, ex);
+      if (hsts !== undefined) ex = withHsts(ex, hsts);
+    } else {
+      const target = redirectTarget(gw, ex);
+      if (target !== undefined) {
+        ex.send(308, { location: target });
+        return;
+      }
+    }
     // Opened only while an observer listens; closed once the answer ended or the caller left.
     let record: RequestRecord | undefined;
     try {

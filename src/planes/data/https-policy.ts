@@ -1,0 +1,66 @@
+/**
+ * Force HTTPS and HSTS on the data plane (spec 1.2 rules 11-12). The plain port redirects with
+ * 308 to the HTTPS door, except the two probes and names no valid certificate placed on the
+ * application carries. HSTS follows the redirect, on HTTPS answers only: `max-age=<chosen>` when
+ * HTTPS is reached on 443 with plain HTTP on 80, `max-age=0` otherwise (other ports, Force HTTPS
+ * off, every certificate for the name expired); never to localhost or an IP address, never over
+ * a value the service already set, never with includeSubDomains.
+ */
+import { isIP } from 'node:net';
+import type { Exchange, OutgoingHeaders } from '../../http/exchange.ts';
+import type { GatewayContext } from '../context.ts';
+
+const PROBES: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
+
+/** The host a request asked for, without port or trailing dot, lower-case; '' when none. */
+export function requestHost(ex: Pick<Exchange, 'headers'>): string {
+  const raw = (ex.headers.host ?? '').trim().toLowerCase();
+  const host = raw.startsWith('[') ? raw.slice(0, raw.indexOf(']') + 1) : raw.replace(/:\d*$/, '');
+  return host.endsWith('.') ? host.slice(0, -1) : host;
+}
+
+function neverHsts(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1');
+  return host === '' || host === 'localhost' || host.endsWith('.localhost') || isIP(bare) !== 0;
+}
+
+/** The ports the world reaches the data plane's doors on (GATEWAY_PUBLIC_PORTS, or the bound ones). */
+function publicPorts(gw: GatewayContext): { https: number | undefined; http: number | undefined } {
+  return {
+    https: gw.settings.publicPorts.app ?? gw.doors.https('data')?.port,
+    http: gw.settings.publicPorts['app-http'] ?? gw.doors.plain('data')?.port,
+  };
+}
+
+/** Where a plain data-plane request is sent (308), or undefined when it is served as it is. */
+export function redirectTarget(gw: GatewayContext, ex: Exchange): string | undefined {
+  const { redirect } = gw.certs.view.settings;
+  if (!redirect.forceHttps || ex.secure || PROBES.has(ex.path)) return undefined;
+  const host = requestHost(ex);
+  if (host === '' || !gw.certs.view.carriesValid('app', host, gw.clock.now())) return undefined;
+  const port = publicPorts(gw).https;
+  if (port === undefined) return undefined;
+  return `https://${host}${port === 443 ? '' : `:${port}`}${ex.path}${ex.query ? `?${ex.query}` : ''}`;
+}
+
+/** The Strict-Transport-Security value of an HTTPS data-plane answer, or undefined for none. */
+export function hstsValue(gw: GatewayContext, ex: Exchange): string | undefined {
+  const host = requestHost(ex);
+  if (!ex.secure || neverHsts(host)) return undefined;
+  const { redirect } = gw.certs.view.settings;
+  const ports = publicPorts(gw);
+  const on = redirect.forceHttps && ports.https === 443 && ports.http === 80 && gw.certs.view.carriesValid('app', host, gw.clock.now());
+  return `max-age=${on ? redirect.hstsMaxAge : 0}`;
+}
+
+function withHeader(headers: OutgoingHeaders, value: string): OutgoingHeaders {
+  return headers['strict-transport-security'] === undefined ? { ...headers, 'strict-transport-security': value } : headers;
+}
+
+/** The exchange, its answers carrying `value` unless they set the header themselves. */
+export function withHsts(ex: Exchange, value: string): Exchange {
+  const wrapped = Object.create(ex) as Exchange & { send: Exchange['send']; writeHead: Exchange['writeHead'] };
+  wrapped.send = (status, headers, body) => ex.send(status, withHeader(headers, value), body);
+  wrapped.writeHead = (status, headers) => ex.writeHead(status, withHeader(headers, value));
+  return wrapped;
+}
