@@ -44,6 +44,8 @@ export const ERRORS = {
   'account.name-taken': { status: 409, title: 'Name taken', detail: 'An account with this name exists already.' },
   'account.protected': { status: 409, title: 'Protected account', detail: 'The root account cannot be deleted, disabled or stripped of root.' },
   'vault.unsealable': { status: 503, title: 'Cannot unseal', detail: 'A sealed value cannot be opened with this node\'s vault master key.' },
+  'tls.name-invalid': { status: 400, title: 'Invalid name', detail: 'A declared name is one host name: no scheme, port, path, IP address or wildcard, and not a name of the other plane.' },
+  'tls.proxy-address-invalid': { status: 400, title: 'Invalid proxy address', detail: 'A proxy address is an IP address or a CIDR range.' },
   'forbidden': { status: 403, title: 'Forbidden', detail: 'Your roles do not open this address.' },
   'outside-hours': { status: 403, title: 'Outside hours', detail: 'Your organisation\'s hours do not include this moment.' },
   'identity.unavailable': { status: 503, title: 'Identity signing unavailable', detail: 'The gateway cannot sign the identity this route forwards right now.' },
