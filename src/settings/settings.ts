@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { existsSync, statSync } from 'node:fs';
 import { parseListenAddress, isLoopback, type ListenAddress } from './address.ts';
+import { parseSmtpUrl } from '../core/mail/smtp-url.ts';
 
 export type PlaneName = 'data' | 'control' | 'internal';
 export const PLANES: readonly PlaneName[] = ['data', 'control', 'internal'];
@@ -40,6 +41,14 @@ export interface Settings {
    * plain ones. A door the runtime does not say is reached on the port it listens on.
    */
   readonly publicPorts: Readonly<Partial<Record<PublicDoor, number>>>;
+  /** Mail server of the expiry digest (`smtp://` or `smtps://`, credentials included); unset, the digest is a log line. */
+  readonly smtpUrl?: string;
+  /** Sender of the gateway's mail. */
+  readonly smtpFrom: string;
+  /** Administrators who receive the expiry digest (accounts carry no mail address). */
+  readonly digestTo: readonly string[];
+  /** Certificates expiring within this many days are in the digest. */
+  readonly digestHorizonDays: number;
   /** Warnings found while reading (a level typo falls back to info): logged once the logger exists. */
   readonly warnings: readonly string[];
 }
@@ -90,6 +99,10 @@ export const SETTINGS_DOC: ReadonlyArray<readonly [string, string, string]> = [
   ['GATEWAY_DRAIN_TIMEOUT', '30', 'seconds a stopping gateway waits for requests in flight before closing them'],
   ['GATEWAY_SCHEDULER_SHARDS', '2', 'ScheduleActors (worker threads) firing schedules on this node, 1 to 16; on SQLite always 1 (writes serialise on the file)'],
   ['GATEWAY_SCHEDULER_MAX_CALLS', '10000', 'scheduled calls each ScheduleActor keeps in flight at most, 1 to 100000; due turns past that wait in the database, where another node may take them'],
+  ['GATEWAY_SMTP_URL', '(unset)', 'mail server of the daily certificate expiry digest: smtp://[user:password@]host[:port] (plain, upgraded by STARTTLS when offered; port 587 by default) or smtps://… (TLS from the first byte; port 465); user and password percent-encoded; unset, the digest is one operational log line'],
+  ['GATEWAY_SMTP_FROM', '(meerkat@host name)', 'sender of the gateway\'s mail: an address (meerkat@example.com), or a name and an address in angle brackets'],
+  ['GATEWAY_DIGEST_TO', '(unset)', 'comma list of the addresses that receive the expiry digest: the administrators, named by the deployment since accounts carry no mail address'],
+  ['GATEWAY_DIGEST_HORIZON', '30', 'days ahead the expiry digest looks, 1 to 365: certificates expiring within it are named, then the expired ones'],
 ];
 
 function address(env: Env, name: keyof typeof DEFAULTS): ListenAddress {
@@ -163,6 +176,37 @@ function httpUrl(env: Env, name: string): string | undefined {
   throw new SettingsError(name, `${name}="${raw}" is not an http:// or https:// URL.`);
 }
 
+function smtpUrl(env: Env): string | undefined {
+  const raw = env.GATEWAY_SMTP_URL;
+  if (raw === undefined || raw.trim() === '') return undefined;
+  // The value may hold a password: the sentence never quotes it.
+  const target = parseSmtpUrl(raw);
+  if (typeof target === 'string') throw new SettingsError('GATEWAY_SMTP_URL', `GATEWAY_SMTP_URL ${target}.`);
+  return raw.trim();
+}
+
+/** A mailbox as RFC 5321 carries it, without comments or quoted local parts. */
+const MAILBOX = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
+
+function smtpFrom(env: Env): string {
+  const raw = env.GATEWAY_SMTP_FROM?.trim();
+  if (!raw) return `meerkat@${hostname()}`;
+  const named = /^([^<>@",;]*)<([^<>]+)>$/.exec(raw);
+  if (MAILBOX.test(raw) || (named && MAILBOX.test(named[2]!.trim()))) return raw;
+  throw new SettingsError('GATEWAY_SMTP_FROM', `GATEWAY_SMTP_FROM="${raw}" is not a mail address; write meerkat@example.com or Meerkat <meerkat@example.com>.`);
+}
+
+function digestTo(env: Env): string[] {
+  const raw = env.GATEWAY_DIGEST_TO ?? '';
+  const out: string[] = [];
+  for (const item of raw.split(',').map((a) => a.trim()).filter((a) => a !== '')) {
+    if (!MAILBOX.test(item)) {
+      throw new SettingsError('GATEWAY_DIGEST_TO', `GATEWAY_DIGEST_TO lists "${item}", which is not a mail address; write a comma list such as ops@example.com,security@example.com.`);
+    }
+    if (!out.some((a) => a.toLowerCase() === item.toLowerCase())) out.push(item);
+  }
+  return out;
+}
 
 const HOST_NAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
@@ -245,6 +289,14 @@ export function loadSettings(env: Env = process.env): Settings {
     schedulerShards = 1;
   }
 
+  const smtp = smtpUrl(env);
+  const recipients = digestTo(env);
+  if (smtp !== undefined && recipients.length === 0) {
+    warnings.push('GATEWAY_SMTP_URL is set but GATEWAY_DIGEST_TO names nobody; the expiry digest stays an operational log line.');
+  } else if (smtp === undefined && recipients.length > 0) {
+    warnings.push('GATEWAY_DIGEST_TO is set but GATEWAY_SMTP_URL is not; the expiry digest stays an operational log line.');
+  }
+
   return Object.freeze({
     listen: Object.freeze(listen),
     listenTls: Object.freeze(listenTls),
@@ -264,6 +316,10 @@ export function loadSettings(env: Env = process.env): Settings {
     schedulerMaxCalls: wholeNumber(env, 'GATEWAY_SCHEDULER_MAX_CALLS', 10_000, 1, 100_000),
     internalNames: Object.freeze(internalNames(env)),
     publicPorts: Object.freeze(publicPorts(env)),
+    smtpUrl: smtp,
+    smtpFrom: smtpFrom(env),
+    digestTo: Object.freeze(recipients),
+    digestHorizonDays: wholeNumber(env, 'GATEWAY_DIGEST_HORIZON', 30, 1, 365, 'days'),
     warnings: Object.freeze(warnings),
   });
 }

@@ -63,6 +63,17 @@ test('each bad value stops the boot with a sentence naming the variable', () => 
     ['GATEWAY_SCHEDULER_SHARDS', '17'],
     ['GATEWAY_SCHEDULER_MAX_CALLS', '0'],
     ['GATEWAY_SCHEDULER_MAX_CALLS', 'many'],
+    ['GATEWAY_SMTP_URL', 'mail.example.com:25'],
+    ['GATEWAY_SMTP_URL', 'https://mail.example.com'],
+    ['GATEWAY_SMTP_URL', 'smtp://mail.example.com/inbox'],
+    ['GATEWAY_SMTP_URL', 'smtp://user@mail.example.com'],
+    ['GATEWAY_SMTP_FROM', 'meerkat'],
+    ['GATEWAY_SMTP_FROM', 'Meerkat <meerkat>'],
+    ['GATEWAY_DIGEST_TO', 'ops@example.com,security'],
+    ['GATEWAY_DIGEST_TO', 'ops@example.com; sec@example.com'],
+    ['GATEWAY_DIGEST_HORIZON', '0'],
+    ['GATEWAY_DIGEST_HORIZON', '366'],
+    ['GATEWAY_DIGEST_HORIZON', 'a month'],
   ];
   for (const [name, value] of cases) {
     const err = refusal({ [name]: value });
@@ -97,4 +108,42 @@ test('a valid vault key and database URL are kept', () => {
   const s = loadSettings({ GATEWAY_VAULT_KEY: key, GATEWAY_DATABASE_URL: 'postgres://u:p@db:5432/meerkat' });
   assert.equal(s.vaultKey?.length, 32);
   assert.equal(s.databaseUrl, 'postgres://u:p@db:5432/meerkat');
+});
+
+test('the expiry digest: no mail server, nobody, a 30-day horizon, and the host\'s name as sender', () => {
+  const s = loadSettings({});
+  assert.equal(s.smtpUrl, undefined);
+  assert.deepEqual(s.digestTo, []);
+  assert.equal(s.digestHorizonDays, 30);
+  assert.match(s.smtpFrom, /^meerkat@\S+$/);
+  assert.deepEqual(s.warnings, []);
+});
+
+test('the expiry digest settings are kept as written, the recipients once each', () => {
+  const s = loadSettings({
+    GATEWAY_SMTP_URL: ' smtps://digest%40example.com:p%25ss@mail.example.com:465 ',
+    GATEWAY_SMTP_FROM: 'Meerkat <meerkat@example.com>',
+    GATEWAY_DIGEST_TO: 'ops@example.com, security@example.com,,OPS@example.com',
+    GATEWAY_DIGEST_HORIZON: '14',
+  });
+  assert.equal(s.smtpUrl, 'smtps://digest%40example.com:p%25ss@mail.example.com:465');
+  assert.equal(s.smtpFrom, 'Meerkat <meerkat@example.com>');
+  assert.deepEqual(s.digestTo, ['ops@example.com', 'security@example.com']);
+  assert.ok(Object.isFrozen(s.digestTo));
+  assert.equal(s.digestHorizonDays, 14);
+  assert.deepEqual(s.warnings, []);
+  assert.equal(loadSettings({ GATEWAY_SMTP_URL: 'smtp://[::1]' }).smtpUrl, 'smtp://[::1]');
+});
+
+test('a refused GATEWAY_SMTP_URL never quotes the password', () => {
+  for (const url of ['http://user:s3cret-pw@mail.example.com', 'smtp://user:s3cret-pw@mail.example.com/x', 'smtp://user:s3cret%zz@mail.example.com']) {
+    const err = refusal({ GATEWAY_SMTP_URL: url });
+    assert.equal(err.variable, 'GATEWAY_SMTP_URL');
+    assert.doesNotMatch(err.message, /s3cret/, err.message);
+  }
+});
+
+test('a mail server without recipients, or recipients without a mail server, is a warning', () => {
+  assert.match(loadSettings({ GATEWAY_SMTP_URL: 'smtp://mail.example.com' }).warnings.join(' '), /GATEWAY_DIGEST_TO names nobody/);
+  assert.match(loadSettings({ GATEWAY_DIGEST_TO: 'ops@example.com' }).warnings.join(' '), /GATEWAY_SMTP_URL is not/);
 });
