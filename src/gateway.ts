@@ -89,6 +89,8 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     const certs = new CertClient({
       store: storeOptions, log, clock, masterKey, node: settings.nodeName, dataDir: settings.dataDir,
       internalNames: settings.internalNames, onAuditWritten: (rows) => audit.written(rows),
+      mail: settings.smtpUrl ? { url: settings.smtpUrl, from: settings.smtpFrom, to: settings.digestTo } : null,
+      digestHorizonDays: settings.digestHorizonDays,
     });
     cleanups.push(() => certs.stop());
     await certs.start();
@@ -96,7 +98,7 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     cleanups.push(() => pools.close());
     const schedules = new SchedulesClient({
       store: storeOptions, log, clock, node: settings.nodeName, masterKey, shards: settings.schedulerShards, maxCalls: settings.schedulerMaxCalls,
-      makeCall: (call, sent) => makeScheduledCall(config.view, pools, call, clock.now(), { onSent: sent }),
+      makeCall: (call, sent) => makeScheduledCall(config.view, pools, call, clock.now(), { onSent: sent, issuer: certs.view.issuer }),
     });
     cleanups.push(() => schedules.stop());
     await schedules.start();

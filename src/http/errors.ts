@@ -55,6 +55,7 @@ export const ERRORS = {
   'tls.last-certificate': { status: 409, title: 'Last certificate', detail: 'This is the plane\'s last certificate and its plain HTTP port is off; switch HTTP on first.' },
   'tls.nothing-to-present': { status: 409, title: 'Nothing to present', detail: 'No certificate serves HTTPS on this plane; place one first.' },
   'tls.http-in-use': { status: 409, title: 'HTTP in use', detail: 'The console was called through plain HTTP in the last 30 seconds.' },
+  'tls.session-would-drop': { status: 409, title: 'Session would drop', detail: 'This change would make your own console session be seen as plain HTTP.' },
   'tls.https-in-use': { status: 409, title: 'HTTPS in use', detail: 'The console was called through HTTPS in the last 30 seconds; its last certificate stays.' },
   'tls.name-invalid': { status: 400, title: 'Invalid name', detail: 'A name is not one this setting accepts: a declared name is one host name (no scheme, port, path, IP address or wildcard); a certificate name is a host name, a one-label wildcard or an IP address.' },
   'tls.proxy-address-invalid': { status: 400, title: 'Invalid proxy address', detail: 'A proxy address is an IP address or a CIDR range.' },

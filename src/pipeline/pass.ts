@@ -59,6 +59,8 @@ export interface PassRequest {
   readonly ownCookies: ReadonlySet<string>;
   /** Overrides the route's timeout (a schedule has its own). */
   readonly timeoutMs?: number;
+  /** The issuer of signed identities once the application's public names are declared (spec 1.2 rule 13). */
+  readonly issuer?: string;
 }
 
 /** What the core decided: the route, who passes, and the upstream call ready to send. */
@@ -69,8 +71,9 @@ export interface Pass {
 }
 
 /**
- * The issuer of a signed identity. Until the application's public names are declared (spec 1.2
- * rule 13), it is the name the request was made under: a caller choosing another Host only gets a
+ * The issuer of a signed identity. Once the application's public names are declared (spec 1.2
+ * rule 13) it is `https://<first name>` on every node (`PassRequest.issuer`); until then it is
+ * the name the request was made under: a caller choosing another Host only gets a
  * token its service will not accept.
  */
 export function issuerOf(host: string | undefined): string {
@@ -139,7 +142,7 @@ export function pass(view: ConfigView, pools: UpstreamPools, req: PassRequest, n
     if (route.identity === 'jwt' && !signer) {
       throw new GatewayError('identity.unavailable', 'This route forwards a signed identity, and this node cannot unseal the signing key (its vault master key differs).');
     }
-    Object.assign(headers, identityHeaders(route.identity, identity, signer!, issuerOf(req.host), now));
+    Object.assign(headers, identityHeaders(route.identity, identity, signer!, req.issuer ?? issuerOf(req.host), now));
   }
   const origin = view.origins.get(route.id)!;
   return {

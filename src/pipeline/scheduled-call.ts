@@ -68,6 +68,8 @@ function headersOf(call: ScheduledCall, type: string | undefined): Record<string
 export interface CallHooks {
   /** The request has left and the answer has not begun. */
   readonly onSent?: () => void;
+  /** The issuer of signed identities when the application's public names are declared. */
+  readonly issuer?: string | undefined;
 }
 
 export async function makeScheduledCall(view: ConfigView, pools: UpstreamPools, call: ScheduledCall, now: number, hooks: CallHooks = {}): Promise<CallOutcome> {
@@ -91,6 +93,7 @@ export async function makeScheduledCall(view: ConfigView, pools: UpstreamPools, 
       who: { kind: 'posed', routeId: call.routeId, roles: call.roles, organisation: call.organisation, tokenId: call.tokenId },
       ownCookies: NO_COOKIES,
       timeoutMs: call.timeoutMs,
+      ...(hooks.issuer !== undefined ? { issuer: hooks.issuer } : {}),
     }, now));
   } catch (err) {
     if (!(err instanceof GatewayError)) throw err;

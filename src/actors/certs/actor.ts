@@ -12,7 +12,9 @@ import { build, loadRows } from './records.ts';
 import { readTlsSettings } from './tls-settings.ts';
 import { certificateHandlers, type CertDeps } from './handlers.ts';
 import { settingsHandlers, trafficTells } from './settings-handlers.ts';
+import { doorHandlers } from './door-handlers.ts';
 import { readFilePair } from './sources/file.ts';
+import { startDigest } from './digest-loop.ts';
 
 runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
   const store = await openStore({ ...init.store, poolSize: 2 });
@@ -25,7 +27,7 @@ runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
     const em = store.em();
     mark = await changeMark(em, ['tls']);
     const [loaded, settings] = await Promise.all([loadRows(em), readTlsSettings(em)]);
-    const built = build(loaded, masterKey, ctx.clock.now());
+    const built = build(loaded, settings, masterKey, ctx.clock.now());
     records = new Map(built.records.map((r) => [r.id, r]));
     for (const r of built.records) {
       // Said once per certificate and reason, not at every publish.
@@ -83,6 +85,11 @@ runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
   };
   armReread();
 
+  const digest = startDigest({
+    store, clock: ctx.clock, log: ctx.log, node: init.node, mail: init.mail, horizonDays: init.digestHorizonDays,
+    records: () => [...records.values()],
+  });
+
   const deps: CertDeps = {
     store, masterKey, node: init.node, now: () => ctx.clock.now(), caller: () => ctx.caller(), publish,
     written: (rows) => ctx.emit({ type: 'audit.written', rows: [...rows] }),
@@ -91,11 +98,12 @@ runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
   };
 
   return {
-    handlers: { ...certificateHandlers(deps), ...settingsHandlers(deps) },
+    handlers: { ...certificateHandlers(deps), ...settingsHandlers(deps), ...doorHandlers(deps) },
     told: trafficTells(deps),
     stop: async () => {
       rereadTimer.cancel();
       await rereading;
+      await digest.stop();
       await follower.close();
       await store.close();
     },

@@ -20,6 +20,7 @@ export class CertClient {
   constructor(opts: {
     store: StoreOptions; log: Logger; clock: Clock; masterKey: Buffer; node: string; dataDir: string;
     internalNames: readonly string[]; pollMs?: number;
+    mail: CertInit['mail']; digestHorizonDays: number;
     onAuditWritten?: (rows: readonly AuditRow[]) => void;
   }) {
     this.#clock = opts.clock;
@@ -28,7 +29,7 @@ export class CertClient {
       module: siblingModule(import.meta.url, './actor.ts'),
       init: () => ({
         store: opts.store, masterKey: opts.masterKey.toString('base64'), node: opts.node, dataDir: opts.dataDir,
-        internalNames: opts.internalNames, pollMs: opts.pollMs ?? 1000,
+        internalNames: opts.internalNames, pollMs: opts.pollMs ?? 1000, mail: opts.mail, digestHorizonDays: opts.digestHorizonDays,
       }),
       log: opts.log,
       clock: opts.clock,

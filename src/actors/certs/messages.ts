@@ -58,10 +58,23 @@ export interface RedirectSettings {
   readonly hstsMaxAge: number;
 }
 
+/** Who serves a plane's public names (spec 1.2 rules 13-18): the gateway itself, or a proxy. */
+export interface DoorSettings {
+  readonly proxied: boolean;
+  /** Public names, one full host name each; a name belongs to one plane. */
+  readonly names: readonly string[];
+  /** CIDR ranges or addresses of the proxy; empty: loopback and private ranges. */
+  readonly proxyAddresses: readonly string[];
+}
+
+export type DoorPlane = 'console' | 'app';
+export const NO_DOOR: DoorSettings = Object.freeze({ proxied: false, names: Object.freeze([]), proxyAddresses: Object.freeze([]) });
+
 export interface TlsSettings {
   /** Planes whose plain port is switched off (listening on 127.0.0.1 only). */
   readonly httpOff: readonly TlsPlane[];
   readonly redirect: RedirectSettings;
+  readonly doors: Readonly<Record<DoorPlane, DoorSettings>>;
 }
 
 export interface TlsSnapshot {
@@ -113,6 +126,7 @@ export type CertCalls = {
   'cert.answer': { args: { id: string; cert: string }; result: CertRecord | null };
   'tls.ports': { args: { plane: TlsPlane; http: boolean; via: Via | null }; result: TlsSettings };
   'tls.redirect': { args: RedirectSettings; result: TlsSettings };
+  'tls.door': { args: { plane: DoorPlane; door: DoorSettings }; result: TlsSettings };
   'tls.traffic': { args: null; result: ConsoleTraffic[] };
 };
 
@@ -130,6 +144,9 @@ export interface CertInit {
   readonly internalNames: readonly string[];
   /** How often to look for changes written by other nodes (the change bus is the fast path). */
   readonly pollMs: number;
+  /** Where the daily expiry digest goes; null: one operational log line. */
+  readonly mail: { readonly url: string; readonly from: string; readonly to: readonly string[] } | null;
+  readonly digestHorizonDays: number;
 }
 
 /** The console traffic window (spec 1.2 rule 7, section 8). */

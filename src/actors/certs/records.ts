@@ -3,7 +3,8 @@ import type { EntityManager } from '@mikro-orm/core';
 import { CertificateRow, PlacementRow } from '../../store/entities.ts';
 import { unseal } from '../../core/vault/seal.ts';
 import { readFilePair } from './sources/file.ts';
-import { TLS_PLANES, type CertRecord, type CertSource, type CertState, type Material, type Placement, type TlsPlane } from './messages.ts';
+import { TLS_PLANES, type CertRecord, type CertSource, type CertState, type Material, type Placement, type TlsPlane, type TlsSettings } from './messages.ts';
+import { fitsMode } from './modes.ts';
 
 export const keyContext = (id: string): string => `certificate/${id}`;
 
@@ -55,7 +56,7 @@ export interface Built {
  * Records for the API and material for the doors. Keys are opened only for placed certificates:
  * a certificate in reserve is never held in clear in memory.
  */
-export function build(loaded: Loaded, masterKey: Buffer, nowMs: number): Built {
+export function build(loaded: Loaded, settings: TlsSettings, masterKey: Buffer, nowMs: number): Built {
   const placedOn = new Map<string, TlsPlane[]>();
   for (const p of loaded.placements) placedOn.set(p.id, [...(placedOn.get(p.id) ?? []), p.plane]);
   const records: CertRecord[] = [];
@@ -72,7 +73,7 @@ export function build(loaded: Loaded, masterKey: Buffer, nowMs: number): Built {
     records.push({
       id: row.id, name: row.name, names: row.names, issuer: row.issuer ?? null,
       notBefore: row.notBefore ?? null, notAfter: row.notAfter ?? null, source: row.source as CertSource,
-      planes, inactive: [], state, detail, fingerprint: row.fingerprint ?? null,
+      planes, inactive: planes.filter((p) => !fitsMode(row.names, p, settings.doors)), state, detail, fingerprint: row.fingerprint ?? null,
       ...(row.source === 'file' ? { paths: { cert: row.certPath!, key: row.keyPath! } } : {}),
       createdAt: row.createdAt,
     });

@@ -1,13 +1,15 @@
 /** The TLS settings as rows of the `settings` table, shared by every node. */
 import type { EntityManager } from '@mikro-orm/core';
 import { ConsoleTrafficRow, SettingRow } from '../../store/entities.ts';
-import { HSTS_DEFAULT, TLS_PLANES, TRAFFIC_WINDOW_MS, type ConsoleTraffic, type RedirectSettings, type TlsPlane, type TlsSettings } from './messages.ts';
+import { HSTS_DEFAULT, NO_DOOR, TLS_PLANES, TRAFFIC_WINDOW_MS, type ConsoleTraffic, type DoorPlane, type DoorSettings, type RedirectSettings, type TlsPlane, type TlsSettings } from './messages.ts';
 
 const HTTP_OFF = 'tls.httpOff';
 const REDIRECT = 'tls.redirect';
+const DOORS = 'tls.doors';
 
 export async function readTlsSettings(em: EntityManager): Promise<TlsSettings> {
-  const rows = await em.find(SettingRow, { key: { $in: [HTTP_OFF, REDIRECT] } });
+  const rows = await em.find(SettingRow, { key: { $in: [HTTP_OFF, REDIRECT, DOORS] } });
+  const doors = (rows.find((r) => r.key === DOORS)?.value ?? {}) as Partial<Record<DoorPlane, DoorSettings>>;
   const off = rows.find((r) => r.key === HTTP_OFF)?.value;
   const redirect = rows.find((r) => r.key === REDIRECT)?.value as Partial<RedirectSettings> | undefined;
   return {
@@ -16,6 +18,7 @@ export async function readTlsSettings(em: EntityManager): Promise<TlsSettings> {
       forceHttps: redirect?.forceHttps === true,
       hstsMaxAge: typeof redirect?.hstsMaxAge === 'number' ? redirect.hstsMaxAge : HSTS_DEFAULT,
     },
+    doors: { console: doors.console ?? NO_DOOR, app: doors.app ?? NO_DOOR },
   };
 }
 
@@ -31,6 +34,10 @@ export async function writeHttpOff(em: EntityManager, off: readonly TlsPlane[], 
 
 export async function writeRedirect(em: EntityManager, redirect: RedirectSettings, now: number, by: string | null): Promise<void> {
   await put(em, REDIRECT, { ...redirect }, now, by);
+}
+
+export async function writeDoors(em: EntityManager, doors: Readonly<Record<DoorPlane, DoorSettings>>, now: number, by: string | null): Promise<void> {
+  await put(em, DOORS, { console: doors.console, app: doors.app }, now, by);
 }
 
 /** Console calls in the window, pooled over every node (spec 1.2 rule 7). */

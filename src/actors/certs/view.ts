@@ -7,7 +7,8 @@
 import { createSecureContext, type SecureContext } from 'node:tls';
 import { chooseCertificate, describeServed, type Candidate } from '../../core/tls/choose.ts';
 import { covers } from '../../core/tls/names.ts';
-import { TLS_PLANES, type CertRecord, type Material, type TlsPlane, type TlsSettings, type TlsSnapshot } from './messages.ts';
+import { ProxyTrust } from '../../http/trusted-proxies.ts';
+import { HSTS_DEFAULT, NO_DOOR, TLS_PLANES, type DoorPlane, type DoorSettings, type CertRecord, type Material, type TlsPlane, type TlsSettings, type TlsSnapshot } from './messages.ts';
 
 interface Served {
   readonly id: string;
@@ -19,10 +20,13 @@ interface Served {
 
 export class TlsView {
   records = new Map<string, CertRecord>();
-  settings: TlsSettings = { httpOff: [], redirect: { forceHttps: false, hstsMaxAge: 86_400 } };
+  settings: TlsSettings = { httpOff: [], redirect: { forceHttps: false, hstsMaxAge: HSTS_DEFAULT }, doors: { console: NO_DOOR, app: NO_DOOR } };
   #served = new Map<TlsPlane, Served[]>(TLS_PLANES.map((p) => [p, []]));
   #contexts = new Map<string, { readonly material: Material; readonly context: SecureContext }>();
   readonly #listeners: Array<() => void> = [];
+  /** `https://<first application name>` once names are declared (spec 1.2 rule 13), else undefined. */
+  issuer: string | undefined;
+  #trust: Readonly<Record<DoorPlane, ProxyTrust | null>> = { console: null, app: null };
 
   apply(s: TlsSnapshot): void {
     const material = new Map(s.material.map((m) => [m.id, m]));
@@ -42,6 +46,11 @@ export class TlsView {
     }
     this.records = records;
     this.settings = s.settings;
+    const first = s.settings.doors.app.names[0];
+    this.issuer = first === undefined ? undefined : `https://${first}`;
+    // Forwarded headers are believed only behind a declared proxy, and only from its addresses.
+    const trust = (d: DoorSettings) => (d.proxied ? new ProxyTrust(d.proxyAddresses) : null);
+    this.#trust = { console: trust(s.settings.doors.console), app: trust(s.settings.doors.app) };
     this.#served = served;
     this.#contexts = contexts;
     for (const fn of this.#listeners) fn();
@@ -49,6 +58,11 @@ export class TlsView {
 
   onChange(fn: () => void): void {
     this.#listeners.push(fn);
+  }
+
+  /** Whom a plane believes forwarded headers from; null: nobody (spec 1.2 rules 15-16). */
+  trust(plane: DoorPlane): ProxyTrust | null {
+    return this.#trust[plane];
   }
 
   /** Certificates a plane presents now (placed, active in its mode, key at hand). */

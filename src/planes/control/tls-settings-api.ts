@@ -4,7 +4,11 @@
  */
 import type { Router } from '../../http/router.ts';
 import { invalidField } from '../../http/errors.ts';
-import { TLS_PLANES, TRAFFIC_WINDOW_MS, type TlsPlane, type TlsSettings } from '../../actors/certs/messages.ts';
+import { NO_DOOR, TLS_PLANES, TRAFFIC_WINDOW_MS, type DoorPlane, type TlsPlane, type TlsSettings } from '../../actors/certs/messages.ts';
+import { checkDoor } from '../../actors/certs/door-handlers.ts';
+import { ProxyTrust } from '../../http/trusted-proxies.ts';
+import { clientOf, clientUnder } from '../forwarded.ts';
+import { GatewayError } from '../../http/errors.ts';
 import type { GatewayContext } from '../context.ts';
 import { callerOf, type Principal } from '../principal.ts';
 import { requireCapability } from './auth.ts';
@@ -27,11 +31,14 @@ export function addTlsSettingsApi(router: Router<Principal>, gw: GatewayContext)
     const doors = Object.fromEntries(TLS_PLANES.map((p) => {
       const https = gw.doors.https(PLANE_OF[p]);
       const served = gw.certs.view.served(p);
+      // The runtime says the internal plane's names (GATEWAY_INTERNAL_NAMES); for the others it cannot.
       const runtimeNames = p === 'internal' ? gw.settings.internalNames : [];
+      const declared = p === 'internal' ? NO_DOOR : settings.doors[p];
       return [p, {
-        proxied: false, names: [], proxyAddresses: [], runtimeNames,
+        proxied: declared.proxied, names: declared.names, proxyAddresses: declared.proxyAddresses, runtimeNames,
         internalNames: runtimeNames.map((name) => ({ name, covered: served.some((c) => covers(c.names, name)) })),
-        uncovered: [],
+        // Declared names no served certificate covers (gateway-served mode needs one for each).
+        uncovered: declared.proxied ? [] : declared.names.filter((n) => !served.some((c) => covers(c.names, n))),
         http: { address: gw.doors.plain(PLANE_OF[p])?.address ?? null, publicPort: gw.settings.publicPorts[`${p}-http`] ?? null },
         https: { address: https?.address ?? null, publicPort: gw.settings.publicPorts[p] ?? null },
       }];
@@ -71,6 +78,32 @@ export function addTlsSettingsApi(router: Router<Principal>, gw: GatewayContext)
     } finally {
       await gw.tlsDoors.reconcile();
     }
+    return { body: await answer(settings) };
+  });
+
+  router.add('PUT', '/api/settings/tls/doors/{plane}', {
+    summary: 'Who serves the plane\'s public names: the gateway, or a proxy in front; audited tls.door', tags: TAGS, auth: 'session',
+    description: 'names: one host name each (no scheme, port, path, IP address or wildcard), a name belongs to one plane; served by the gateway, each needs a certificate placed on the plane. proxyAddresses: CIDR ranges or addresses whose X-Forwarded-For and X-Forwarded-Proto are believed (empty: loopback and private ranges). The first application name makes the issuer of every signed identity (https://<name>).',
+    body: {
+      type: 'object', required: ['proxied'],
+      properties: { proxied: { type: 'boolean' }, names: { type: 'array', items: { type: 'string' } }, proxyAddresses: { type: 'array', items: { type: 'string' } } },
+    },
+    responses: { 200: { description: 'saved; the settings' }, ...WRITE_REFUSALS, 409: { description: 'tls.session-would-drop: the change would make this console session be seen as plain HTTP' } },
+  }, async (ctx) => {
+    requireCapability(ctx.principal, 'infra-admin');
+    const raw = ctx.params.plane;
+    if (raw !== 'console' && raw !== 'app') throw invalidField('plane', 'Doors are declared for the console and app planes.');
+    const plane: DoorPlane = raw;
+    const door = checkDoor(((await ctx.json()) ?? {}) as Record<string, unknown>);
+    if (plane === 'console' && ctx.principal.kind === 'session') {
+      // Spec 1.2 rule 14: the operator's own session must not end up seen as plain HTTP.
+      const now = clientOf(gw.certs.view, 'console', ctx.ex).secure;
+      const then = clientUnder(door, door.proxied ? new ProxyTrust(door.proxyAddresses) : null, ctx.ex).secure;
+      if (now && !then) {
+        throw new GatewayError('tls.session-would-drop', 'This change would make your own console session be seen as plain HTTP, which would sign you out: the console would no longer believe the proxy that brings it. Make the change from a session opened through the gateway\'s own HTTPS door, or keep the proxy\'s address and names.');
+      }
+    }
+    const settings = await gw.certs.call('tls.door', { plane, door }, callerOf(ctx.principal, ctx.ex));
     return { body: await answer(settings) };
   });
 

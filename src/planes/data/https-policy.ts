@@ -4,20 +4,14 @@
  * application carries. HSTS follows the redirect, on HTTPS answers only: `max-age=<chosen>` when
  * HTTPS is reached on 443 with plain HTTP on 80, `max-age=0` otherwise (other ports, Force HTTPS
  * off, every certificate for the name expired); never to localhost or an IP address, never over
- * a value the service already set, never with includeSubDomains.
+ * a value the service already set, never with includeSubDomains. Never behind a proxy.
  */
 import { isIP } from 'node:net';
 import type { Exchange, OutgoingHeaders } from '../../http/exchange.ts';
 import type { GatewayContext } from '../context.ts';
+import { requestHost } from '../forwarded.ts';
 
 const PROBES: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
-
-/** The host a request asked for, without port or trailing dot, lower-case; '' when none. */
-export function requestHost(ex: Pick<Exchange, 'headers'>): string {
-  const raw = (ex.headers.host ?? '').trim().toLowerCase();
-  const host = raw.startsWith('[') ? raw.slice(0, raw.indexOf(']') + 1) : raw.replace(/:\d*$/, '');
-  return host.endsWith('.') ? host.slice(0, -1) : host;
-}
 
 function neverHsts(host: string): boolean {
   const bare = host.replace(/^\[(.*)\]$/, '$1');
@@ -34,8 +28,9 @@ function publicPorts(gw: GatewayContext): { https: number | undefined; http: num
 
 /** Where a plain data-plane request is sent (308), or undefined when it is served as it is. */
 export function redirectTarget(gw: GatewayContext, ex: Exchange): string | undefined {
-  const { redirect } = gw.certs.view.settings;
-  if (!redirect.forceHttps || ex.secure || PROBES.has(ex.path)) return undefined;
+  const { redirect, doors } = gw.certs.view.settings;
+  // Behind a proxy, the proxy redirects and sets HSTS: never the gateway (rule 15's table).
+  if (!redirect.forceHttps || ex.secure || doors.app.proxied || PROBES.has(ex.path)) return undefined;
   const host = requestHost(ex);
   if (host === '' || !gw.certs.view.carriesValid('app', host, gw.clock.now())) return undefined;
   const port = publicPorts(gw).https;
@@ -46,8 +41,8 @@ export function redirectTarget(gw: GatewayContext, ex: Exchange): string | undef
 /** The Strict-Transport-Security value of an HTTPS data-plane answer, or undefined for none. */
 export function hstsValue(gw: GatewayContext, ex: Exchange): string | undefined {
   const host = requestHost(ex);
-  if (!ex.secure || neverHsts(host)) return undefined;
-  const { redirect } = gw.certs.view.settings;
+  const { redirect, doors } = gw.certs.view.settings;
+  if (!ex.secure || doors.app.proxied || neverHsts(host)) return undefined;
   const ports = publicPorts(gw);
   const on = redirect.forceHttps && ports.https === 443 && ports.http === 80 && gw.certs.view.carriesValid('app', host, gw.clock.now());
   return `max-age=${on ? redirect.hstsMaxAge : 0}`;

@@ -13,6 +13,7 @@ import { RequestRecords, type RequestRecord } from '../../pipeline/request-recor
 import { errorAttrs } from '../../log/logger.ts';
 import { endpointAudit } from './endpoint-audit.ts';
 import { hstsValue, redirectTarget, withHsts } from './https-policy.ts';
+import { clientOf } from '../forwarded.ts';
 
 const APP_COOKIE = SESSION_COOKIES.app;
 const OWN_COOKIES: ReadonlySet<string> = new Set(Object.values(SESSION_COOKIES));
@@ -62,7 +63,8 @@ export function dataPlane(gw: GatewayContext, pools: UpstreamPools): ExchangeHan
       path: ex.path,
       query: ex.query,
       headers: ex.headers,
-      client: { address: ex.remoteAddress, secure: ex.secure },
+      client: clientOf(gw.certs.view, 'app', ex),
+      issuer: gw.certs.view.issuer,
       who: { kind: 'presented', authorization: ex.headers.authorization, appCookie: ex.headers.cookie && cookieOf(ex, APP_COOKIE) },
       ownCookies: OWN_COOKIES,
     }, gw.clock.now(), record);

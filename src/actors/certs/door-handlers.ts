@@ -1,0 +1,53 @@
+/** The doors' proxy mode (spec 1.2 rules 13-18): who serves a plane's public names. */
+import { GatewayError, invalidField } from '../../http/errors.ts';
+import { write } from '../write.ts';
+import type { ActorHandlers } from '../../workers/actor-runtime.ts';
+import { checkDeclaredNames, nameTakenRefusal, namesTakenByOtherPlane } from '../../core/tls/door-names.ts';
+import { parseProxyAddresses } from '../../http/trusted-proxies.ts';
+import { covers } from '../../core/tls/names.ts';
+import type { CertCalls, DoorPlane, DoorSettings } from './messages.ts';
+import { loadRows } from './records.ts';
+import { readTlsSettings, writeDoors } from './tls-settings.ts';
+import type { CertDeps } from './handlers.ts';
+
+const PLANE_NAMES: Record<DoorPlane, string> = { console: 'console', app: 'application' };
+
+/** The door as asked, checked field by field; names and addresses normalised. */
+export function checkDoor(body: { proxied?: unknown; names?: unknown; proxyAddresses?: unknown }): DoorSettings {
+  if (typeof body.proxied !== 'boolean') throw invalidField('proxied', 'proxied is true (a proxy in front serves HTTPS) or false (the gateway serves it).');
+  return {
+    proxied: body.proxied,
+    names: checkDeclaredNames(body.names ?? [], 'names'),
+    proxyAddresses: parseProxyAddresses(body.proxyAddresses ?? []),
+  };
+}
+
+export function doorHandlers(deps: CertDeps): ActorHandlers<Pick<CertCalls, 'tls.door'>> {
+  return {
+    'tls.door': async ({ plane, door }) => {
+      if (plane !== 'console' && plane !== 'app') throw invalidField('plane', 'Doors are declared for the console and app planes.');
+      const asked = checkDoor(door);
+      await write(deps, 'tls', async (em, audit) => {
+        const settings = await readTlsSettings(em);
+        const other: DoorPlane = plane === 'console' ? 'app' : 'console';
+        const taken = namesTakenByOtherPlane(asked.names, settings.doors[other].names);
+        if (taken !== null) throw nameTakenRefusal(taken, PLANE_NAMES[other]);
+        if (!asked.proxied) {
+          // Gateway-served: the gateway presents the public names, so each needs a certificate there.
+          const { rows, placements } = await loadRows(em);
+          const served = rows.filter((r) => r.certPem && placements.some((p) => p.id === r.id && p.plane === plane));
+          const uncovered = asked.names.find((n) => !served.some((r) => covers(r.names, n)));
+          if (uncovered !== undefined) {
+            throw new GatewayError('tls.name-invalid', `"${uncovered}" is carried by no certificate placed on the ${PLANE_NAMES[plane]} plane; place one that carries it, or declare the plane as served by a proxy.`, 'names');
+          }
+        }
+        const before = settings.doors[plane];
+        if (JSON.stringify(before) === JSON.stringify(asked)) return false;
+        await writeDoors(em, { ...settings.doors, [plane]: asked }, deps.now(), deps.caller()?.account ?? null);
+        audit.note({ action: 'tls.door', target: { kind: 'settings', id: `tls.door.${plane}`, name: 'tls' }, before: { plane, ...before }, after: { plane, ...asked } });
+        return true;
+      });
+      return readTlsSettings(deps.store.em());
+    },
+  };
+}
