@@ -51,6 +51,8 @@ export class FeedBus {
   async start(): Promise<void> {
     if (!this.#cluster || !this.o.listener) return;
     this.#listener = await listen(this.o.store, FEED_CHANNEL, (payload) => {
+      // '' after a reconnect: the feed is live only; what was missed meanwhile is not replayed.
+      if (payload === '') return;
       try {
         if (this.#wanted) for (const event of JSON.parse(payload) as FeedEvent[]) this.o.deliver(event);
       } catch (err) {
