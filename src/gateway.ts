@@ -143,7 +143,11 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     const tlsDoors = followTlsDoors({ view: certs.view, doors, settings, clock, log });
     const ctx: GatewayContext = {
       settings, version: VERSION, hub: opts.hub, log, clock, config, schedules, audit, certs, doors, tlsDoors, pool,
-      doorAddress: (plane) => doors.plain(plane)?.address ?? formatAddress(settings.listen[plane].host, settings.listen[plane].port),
+      // Once a certificate is placed, sentences name the HTTPS address (spec 1.2 rule 4).
+      doorAddress: (plane) => {
+        const https = doors.https(plane);
+        return https ? `https://${https.address}` : `http://${doors.plain(plane)?.address ?? formatAddress(settings.listen[plane].host, settings.listen[plane].port)}`;
+      },
       draining: () => draining,
       readiness,
       ...(clock instanceof ManualClock

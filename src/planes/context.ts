@@ -32,7 +32,7 @@ export interface GatewayContext {
   /** Every door of this node. */
   readonly doors: Doors;
   readonly tlsDoors: TlsDoorControl;
-  /** `host:port` of a plane's plain door once open (sentences name it, e.g. wrong-plane). */
+  /** The URL of a plane (`https://host:port` once its HTTPS door is open, else `http://…`): sentences name it, e.g. wrong-plane. */
   doorAddress(plane: PlaneName): string;
   readonly pool: TaskPool;
   /** True once SIGTERM (or stop()) began: probes say so and answers carry `connection: close`. */

@@ -101,3 +101,25 @@ function dbEnv(db: { dataDir: string; databaseUrl: string | undefined }): Record
     }
   });
 }
+
+test('the change bus connects again after its connection is cut, and says so once', cluster, async () => {
+  const t = await startTestGateway();
+  const admin = new pg.Client({ connectionString: t.db.databaseUrl });
+  await admin.connect();
+  const listeners = async () => Number((await admin.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and query ilike 'LISTEN %'`)).rows[0].n);
+  try {
+    const before = await listeners();
+    assert.ok(before >= 2, `the config and certificate actors listen (${before})`);
+    await admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query ilike 'LISTEN %'`);
+    let now = 0;
+    for (let i = 0; i < 100 && now < before; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      now = await listeners();
+    }
+    assert.ok(now >= before, `listening again (${now} of ${before})`);
+    assert.ok(t.logs.some((l) => /change bus lost its connection/.test(l.msg)), 'reported');
+  } finally {
+    await admin.end();
+    await t.close();
+  }
+});

@@ -203,7 +203,7 @@ test('plane rules: tokens only on the internal plane; the console reads but does
     await root.put(`/api/schedules/${s.id}`, BASE),
     await root.patch(`/api/schedules/${s.id}/run`, { run: 'r', state: 'done' }),
     await call(`${root.control}/api/schedules`, { method: 'POST', headers: { authorization: `Bearer ${admin}` }, body: BASE }),
-  ]) refused(a, 403, 'wrong-plane', undefined, new RegExp(`internal plane \\(${host.replace(/\./g, '\\.')}\\)`));
+  ]) refused(a, 403, 'wrong-plane', undefined, new RegExp(`internal plane \\(http://${host.replace(/\./g, '\\.')}\\)`));
 
   // A schedules token still calling the control plane keeps working; the gateway says so once.
   const old = await call(`${root.control}/api/schedules`, { method: 'POST', headers: { authorization: `Bearer ${billing}` }, body: BASE });
@@ -212,7 +212,7 @@ test('plane rules: tokens only on the internal plane; the console reads but does
   const lines = t.logs.filter((l) => l.msg.startsWith('a schedules token called the scheduling API on the control plane'));
   assert.equal(lines.length, 1, 'logged once per token');
   assert.equal(lines[0]!.attrs.token, 'billing-svc');
-  assert.equal(lines[0]!.attrs.internalPlane, host);
+  assert.equal(lines[0]!.attrs.internalPlane, `http://${host}`);
   // Nothing else opens for it on the control plane.
   refused(await call(`${root.control}/api/routes`, { headers: { authorization: `Bearer ${billing}` } }), 403, 'capability', undefined, /capability/);
 });
