@@ -26,7 +26,8 @@ runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
   const publish = async (): Promise<void> => {
     const em = store.em();
     mark = await changeMark(em, ['tls']);
-    const [loaded, settings] = await Promise.all([loadRows(em), readTlsSettings(em)]);
+    const loaded = await loadRows(em);
+    const settings = await readTlsSettings(em);
     const built = build(loaded, settings, masterKey, ctx.clock.now());
     records = new Map(built.records.map((r) => [r.id, r]));
     for (const r of built.records) {

@@ -100,7 +100,10 @@ export function certificateHandlers(deps: CertDeps): ActorHandlers<CertificateCa
 
   const leaveChecks = async (em: EntityManager, id: string, leaving: readonly TlsPlane[], via: Parameters<typeof checkLeaving>[5]) => {
     if (leaving.length === 0) return;
-    const [{ placements }, settings, traffic] = await Promise.all([loadRows(em), readTlsSettings(em), readTraffic(em, deps.now())]);
+    // Sequential: they run on the transaction's one connection.
+    const { placements } = await loadRows(em);
+    const settings = await readTlsSettings(em);
+    const traffic = await readTraffic(em, deps.now());
     for (const plane of leaving) checkLeaving(plane, placements, new Set([id]), settings.httpOff, traffic, via);
   };
 

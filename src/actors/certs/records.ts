@@ -14,10 +14,9 @@ export interface Loaded {
 }
 
 export async function loadRows(em: EntityManager): Promise<Loaded> {
-  const [rows, placed] = await Promise.all([
-    em.find(CertificateRow, {}, { orderBy: { createdAt: 'asc', id: 'asc' } }),
-    em.find(PlacementRow, {}, { orderBy: { placedAt: 'asc' } }),
-  ]);
+  // One after the other: inside a transaction both run on its one connection.
+  const rows = await em.find(CertificateRow, {}, { orderBy: { createdAt: 'asc', id: 'asc' } });
+  const placed = await em.find(PlacementRow, {}, { orderBy: { placedAt: 'asc' } });
   return { rows, placements: placed.map((p) => ({ id: p.certificateId, plane: p.plane as TlsPlane, placedAt: p.placedAt })) };
 }
 
