@@ -1,0 +1,261 @@
+/**
+ * The certificate store through the control plane, with material made by the openssl command line
+ * (spec 1.2 rules 1-2, 20; 2.5; CONTRACT.md "TLS"): import with a chain, self-signed, a signing
+ * request answered by an openssl authority, file-system certificates re-read on the test clock,
+ * the audit lines and the capability. Key material never appears in an answer, the trail or a log.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { signInAdmin, type Admin } from '../helpers/admin.ts';
+import { call, type Answer } from '../helpers/http.ts';
+import { presented } from '../helpers/https.ts';
+import { openSslKit, type OpenSslKit } from '../helpers/openssl.ts';
+
+let t: TestGateway;
+let root: Admin;
+let kit: OpenSslKit;
+let files: string;
+/** Every answer the tests received, searched for key material at the end. */
+const answers: string[] = [];
+
+/** An admin whose answers are all kept. */
+function recorded(admin: Admin): Admin {
+  const keep = (go: (path: string, body?: unknown) => Promise<Answer>) => async (path: string, body?: unknown) => {
+    const a = await go(path, body);
+    answers.push(a.text);
+    return a;
+  };
+  return { ...admin, get: keep(admin.get), put: keep(admin.put), post: keep(admin.post), patch: keep(admin.patch), del: keep(admin.del) };
+}
+
+function refused(a: Answer, status: number, code: string, what: string): void {
+  assert.equal(a.status, status, `${what}: ${a.status} ${a.text}`);
+  assert.equal(a.json?.code, code, `${what}: ${a.text}`);
+}
+
+/** openssl's SHA-256 fingerprint of a PEM certificate file in the kit's folder. */
+function opensslFingerprint(file: string): string {
+  return kit.run('x509', '-in', file, '-noout', '-fingerprint', '-sha256').trim().replace(/^.*Fingerprint=/i, '');
+}
+
+/** A CA in the kit that `kit.leaf` signs with, itself signed by a root: leaves come with a chain. */
+function intermediate(): { pem: string } {
+  kit.authority('Meerkat Test Root');
+  kit.write('root.pem', kit.read('ca.pem'));
+  kit.write('root-key.pem', kit.read('ca-key.pem'));
+  kit.run('genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', 'inter-key.pem');
+  kit.run('req', '-new', '-key', 'inter-key.pem', '-out', 'inter.csr', '-subj', '/O=Meerkat Tests/CN=Meerkat Test Intermediate');
+  kit.write('inter.ext', 'basicConstraints=critical,CA:true,pathlen:0\nkeyUsage=critical,keyCertSign,cRLSign\n');
+  kit.run('x509', '-req', '-in', 'inter.csr', '-CA', 'root.pem', '-CAkey', 'root-key.pem', '-CAcreateserial', '-out', 'inter.pem', '-days', '30', '-extfile', 'inter.ext');
+  kit.write('ca.pem', kit.read('inter.pem'));
+  kit.write('ca-key.pem', kit.read('inter-key.pem'));
+  return { pem: kit.read('inter.pem') };
+}
+
+const advance = (by: string) => call(`${t.url('control')}/__clock/advance`, { method: 'POST', body: { by } });
+
+/** Polls briefly for what the file re-read does after the clock moved (its work ends after the answer). */
+async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
+  let last: T | undefined;
+  for (let i = 0; i < 100; i++) {
+    last = await read();
+    if (ok(last)) return last;
+    await sleep(50);
+  }
+  assert.fail(`${what}: still ${JSON.stringify(last)}`);
+}
+
+function dataHttpsPort(): number {
+  const door = t.gw.doors.find((d) => d.plane === 'data' && d.protocol === 'https');
+  assert.ok(door, 'the data plane has an HTTPS door');
+  return door.port;
+}
+
+before(async () => {
+  t = await startTestGateway({ GATEWAY_CLOCK: 'manual' });
+  root = recorded(await signInAdmin(t.url('control')));
+  kit = openSslKit();
+  intermediate();
+  files = mkdtempSync(join(tmpdir(), 'meerkat-mounted-'));
+});
+after(async () => {
+  kit?.remove();
+  if (files) rmSync(files, { recursive: true, force: true });
+  await t?.close();
+});
+
+test('import: a leaf with its chain and key; a key of another certificate, an encrypted key and garbage are refused', async () => {
+  const leaf = kit.leaf('imported', 'DNS:import.example.test,DNS:www.import.example.test', { days: 20 });
+  const a = await root.post('/api/certificates', { source: 'import', cert: leaf.cert + kit.read('inter.pem'), key: leaf.key });
+  assert.equal(a.status, 201, a.text);
+  assert.deepEqual([...a.json.names].sort(), ['import.example.test', 'www.import.example.test']);
+  assert.match(a.json.issuer, /Meerkat Test Intermediate/);
+  assert.equal(a.json.source, 'import');
+  assert.equal(a.json.state, 'active');
+  assert.deepEqual(a.json.planes, []);
+  assert.equal(a.json.fingerprint, opensslFingerprint('imported.pem'));
+  const notAfter = Date.parse(kit.run('x509', '-in', 'imported.pem', '-noout', '-enddate').trim().replace(/^notAfter=/, '')) / 1000;
+  assert.equal(a.json.notAfter, notAfter);
+  assert.ok(Math.abs(a.json.expiresIn - 20 * 86_400) < 3600, `expiresIn ${a.json.expiresIn} is about 20 days`);
+  assert.equal((await root.get(`/api/certificates/${a.json.id}`)).json.fingerprint, a.json.fingerprint);
+
+  const other = kit.leaf('other', 'DNS:other.example.test');
+  refused(await root.post('/api/certificates', { source: 'import', cert: leaf.cert, key: other.key }), 400, 'tls.key-mismatch', 'a key of another certificate');
+  kit.run('pkcs8', '-topk8', '-in', 'imported-key.pem', '-out', 'encrypted-key.pem', '-passout', 'pass:a-passphrase');
+  refused(await root.post('/api/certificates', { source: 'import', cert: leaf.cert, key: kit.read('encrypted-key.pem') }), 400, 'tls.key-invalid', 'an encrypted key');
+  refused(await root.post('/api/certificates', { source: 'import', cert: 'not a certificate', key: leaf.key }), 400, 'tls.certificate-invalid', 'garbage');
+});
+
+test('self-signed: host names, a wildcard and an IP address; a name that is none is refused', async () => {
+  const a = await root.post('/api/certificates', { source: 'self-signed', names: ['self.example.test', '*.apps.example.test', '10.1.2.3'], days: 7 });
+  assert.equal(a.status, 201, a.text);
+  assert.deepEqual([...a.json.names].sort(), ['*.apps.example.test', '10.1.2.3', 'self.example.test']);
+  assert.equal(a.json.source, 'self-signed');
+  assert.ok(Math.abs(a.json.expiresIn - 7 * 86_400) < 3600, String(a.json.expiresIn));
+  for (const bad of ['https://x.example.test', 'a b.example.test', '*.*.example.test']) {
+    refused(await root.post('/api/certificates', { source: 'self-signed', names: [bad] }), 400, 'tls.name-invalid', bad);
+  }
+});
+
+test('signing request: pending and downloadable again; only the answer for its key is adopted, then it is placed', async () => {
+  const a = await root.post('/api/certificates', { source: 'csr', names: ['signed.example.test'] });
+  assert.equal(a.status, 201, a.text);
+  assert.equal(a.json.state, 'pending');
+  assert.deepEqual(a.json.planes, []);
+  const id: string = a.json.id;
+  const first = await root.get(`/api/certificates/${id}/csr`);
+  assert.equal(first.status, 200, first.text);
+  assert.match(first.text, /-----BEGIN CERTIFICATE REQUEST-----/);
+  assert.equal((await root.get(`/api/certificates/${id}/csr`)).text, first.text, 'the same request, downloaded again');
+  refused(await root.put(`/api/certificates/${id}/placement`, { planes: ['app'] }), 409, 'tls.not-servable', 'a pending request serves nothing');
+
+  kit.write('asked.csr', first.text);
+  kit.write('asked.ext', 'basicConstraints=CA:false\nsubjectAltName=DNS:signed.example.test\n');
+  kit.run('x509', '-req', '-in', 'asked.csr', '-CA', 'ca.pem', '-CAkey', 'ca-key.pem', '-CAcreateserial', '-out', 'answer.pem', '-days', '5', '-extfile', 'asked.ext');
+  const stranger = kit.leaf('stranger', 'DNS:signed.example.test');
+  refused(await root.post(`/api/certificates/${id}/answer`, { cert: stranger.cert }), 400, 'tls.answer-mismatch', 'an answer for another key');
+  const adopted = await root.post(`/api/certificates/${id}/answer`, { cert: kit.read('answer.pem') + kit.read('inter.pem') });
+  assert.equal(adopted.status, 200, adopted.text);
+  assert.equal(adopted.json.state, 'active');
+  assert.deepEqual(adopted.json.names, ['signed.example.test']);
+  assert.equal(adopted.json.fingerprint, opensslFingerprint('answer.pem'));
+  const placed = await root.put(`/api/certificates/${id}/placement`, { planes: ['app'] });
+  assert.equal(placed.status, 200, placed.text);
+  assert.deepEqual(placed.json.planes, ['app']);
+  assert.equal((await presented(dataHttpsPort(), 'signed.example.test')).fingerprint256, adopted.json.fingerprint);
+});
+
+test('file system: paths only, exclusions refused, the pair re-read every 30 s without restart, a vanished pair is missing (rule 20)', async () => {
+  const certPath = join(files, 'tls.crt');
+  const keyPath = join(files, 'tls.key');
+  const first = kit.leaf('mounted', 'DNS:files.example.test');
+  writeFileSync(certPath, first.cert);
+  writeFileSync(keyPath, first.key);
+  const a = await root.post('/api/certificates', { source: 'file', certPath, keyPath });
+  assert.equal(a.status, 201, a.text);
+  assert.deepEqual(a.json.paths, { cert: certPath, key: keyPath });
+  assert.doesNotMatch(a.text, /BEGIN/, 'no file content in the record');
+  const id: string = a.json.id;
+
+  const inData = await root.post('/api/certificates', { source: 'file', certPath: join(t.db.dataDir, 'tls.crt'), keyPath });
+  refused(inData, 400, 'field.invalid', 'a path in the data directory');
+  assert.equal(inData.json.field, 'certPath');
+  assert.match(inData.json.detail, /data directory/);
+  const proc = await root.post('/api/certificates', { source: 'file', certPath, keyPath: '/proc/self/environ' });
+  refused(proc, 400, 'field.invalid', 'a path under /proc');
+  assert.equal(proc.json.field, 'keyPath');
+  assert.match(proc.json.detail, /\/proc/);
+
+  assert.equal((await root.put(`/api/certificates/${id}/placement`, { planes: ['app'] })).status, 200);
+  const port = dataHttpsPort();
+  assert.equal((await presented(port, 'files.example.test')).fingerprint256, a.json.fingerprint);
+
+  // The runtime renews the pair in place.
+  const renewed = kit.leaf('renewed', 'DNS:files.example.test,DNS:renewed.example.test');
+  writeFileSync(certPath, renewed.cert);
+  writeFileSync(keyPath, renewed.key);
+  const fingerprint = opensslFingerprint('renewed.pem');
+  assert.notEqual(fingerprint, a.json.fingerprint);
+  assert.equal((await advance('PT30S')).status, 200);
+  await until('the new certificate presented', () => presented(port, 'files.example.test').then((p) => p.fingerprint256), (f) => f === fingerprint);
+  const record = (await root.get(`/api/certificates/${id}`)).json;
+  assert.equal(record.fingerprint, fingerprint);
+  assert.deepEqual([...record.names].sort(), ['files.example.test', 'renewed.example.test']);
+
+  rmSync(certPath);
+  rmSync(keyPath);
+  assert.equal((await advance('PT30S')).status, 200);
+  const gone = await until('the record says missing', () => root.get(`/api/certificates/${id}`), (r) => r.json.state === 'missing');
+  assert.equal(gone.json.fingerprint, fingerprint, 'the last certificate read is kept');
+  assert.equal((await root.put(`/api/certificates/${id}/placement`, { planes: [] })).status, 200);
+});
+
+test('mounts: a list of candidates, never under the data directory or /proc', async () => {
+  const a = await root.get('/api/certificates/mounts');
+  assert.equal(a.status, 200, a.text);
+  assert.ok(Array.isArray(a.json.mounts));
+  for (const m of a.json.mounts) {
+    assert.equal(typeof m.mount, 'string');
+    assert.equal(typeof m.certPath, 'string');
+    assert.ok(m.keyPath === null || typeof m.keyPath === 'string');
+    assert.equal(m.pickable, m.keyPath !== null);
+    assert.ok(Array.isArray(m.names));
+    for (const p of [m.certPath, m.keyPath].filter((x): x is string => x !== null)) {
+      assert.ok(!p.startsWith(`${t.db.dataDir}/`) && !p.startsWith('/proc/'), p);
+    }
+  }
+  assert.doesNotMatch(a.text, /BEGIN/);
+});
+
+test('capability: infra-admin manages certificates, other administrators are refused; the trail names the caller', async () => {
+  for (const [name, capabilities] of [['infra', ['infra-admin']], ['apps', ['app-admin']]] as const) {
+    const made = await root.post('/api/accounts', { name, password: `${name}-password-1`, capabilities });
+    assert.equal(made.status, 201, made.text);
+  }
+  const apps = recorded(await signInAdmin(t.url('control'), 'apps', 'apps-password-1'));
+  refused(await apps.get('/api/certificates'), 403, 'capability', 'app-admin lists certificates');
+  refused(await apps.post('/api/certificates', { source: 'self-signed', names: ['x.example.test'] }), 403, 'capability', 'app-admin adds one');
+
+  const infra = recorded(await signInAdmin(t.url('control'), 'infra', 'infra-password-1'));
+  assert.equal((await infra.get('/api/certificates')).status, 200);
+  const made = await infra.post('/api/certificates', { source: 'self-signed', names: ['audited.example.test'] });
+  assert.equal(made.status, 201, made.text);
+  const id: string = made.json.id;
+  assert.equal((await infra.put(`/api/certificates/${id}/placement`, { planes: ['app'] })).status, 200);
+  assert.equal((await infra.del(`/api/certificates/${id}`)).status, 204);
+
+  await t.gw.ctx.audit.call('audit.settle', null);
+  const trail = await root.get(`/api/audit?target=${id}`);
+  assert.equal(trail.status, 200, trail.text);
+  const byAction = new Map<string, any>(trail.json.events.map((e: any) => [e.action, e]));
+  for (const action of ['certificate.create', 'certificate.place', 'certificate.delete']) {
+    const line = byAction.get(action);
+    assert.ok(line, `${action} in ${JSON.stringify(trail.json.events.map((e: any) => e.action))}`);
+    assert.deepEqual(line.actor, { account: 'infra' }, action);
+    assert.equal(line.target.kind, 'certificate', action);
+  }
+  assert.deepEqual(byAction.get('certificate.place').changes, [{ field: 'planes', from: [], to: ['app'] }]);
+});
+
+test('no answer, audit line or log line ever carries a private key', async () => {
+  await t.gw.ctx.audit.call('audit.settle', null);
+  assert.deepEqual((await root.get(`/api/audit?q=${encodeURIComponent('PRIVATE KEY')}`)).json.events, []);
+  let cursor: string | null = null;
+  let pages = 0;
+  do {
+    const page: Answer = await root.get(`/api/audit?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    assert.equal(page.status, 200, page.text);
+    assert.doesNotMatch(page.text, /PRIVATE KEY/);
+    cursor = page.json.next;
+    pages++;
+  } while (cursor !== null && pages < 50);
+  assert.ok(answers.length > 20, `${answers.length} answers kept`);
+  for (const text of answers) assert.doesNotMatch(text, /PRIVATE KEY/);
+  for (const line of t.logs) assert.doesNotMatch(JSON.stringify(line), /PRIVATE KEY/, line.msg);
+});
+
