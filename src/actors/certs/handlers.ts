@@ -12,10 +12,13 @@ import { keyContext, loadRows } from './records.ts';
 import { readTlsSettings, readTraffic } from './tls-settings.ts';
 import { checkLeaving } from './safety.ts';
 import { fromImport } from './sources/import.ts';
-import { fromSelfSigned } from './sources/self-signed.ts';
-import { adoptAnswer, requestSigning } from './sources/csr.ts';
 import { checkFilePaths, readFilePair } from './sources/file.ts';
 import type { Obtained } from './sources/obtained.ts';
+
+// node-forge and acme-client take a second or more to load on a busy machine: loaded on first use,
+// so the actor (and the gateway) start without them.
+const selfSigning = () => import('./sources/self-signed.ts');
+const signingRequests = () => import('./sources/csr.ts');
 
 export interface CertDeps extends WriteDeps {
   readonly dataDir: string;
@@ -70,13 +73,13 @@ export function certificateHandlers(deps: CertDeps): ActorHandlers<CertificateCa
     switch (input.source) {
       case 'import':
       case 'self-signed': {
-        const o = input.source === 'import' ? fromImport(input.cert, input.key) : fromSelfSigned(input.names, input.days, now);
+        const o = input.source === 'import' ? fromImport(input.cert, input.key) : (await selfSigning()).fromSelfSigned(input.names, input.days, now);
         key = o.keyPem;
         row = { name: nameOf(input, o.names[0] ?? 'certificate'), source: input.source, ...material(o), certPem: o.certPem, keySealed: null, csrPem: null, certPath: null, keyPath: null, authority: null, status: null, detail: null };
         break;
       }
       case 'csr': {
-        const pending = await requestSigning(input.names, input.subject);
+        const pending = await (await signingRequests()).requestSigning(input.names, input.subject);
         key = pending.keyPem;
         row = { name: nameOf(input, pending.names[0] ?? 'request'), source: 'csr', names: [...pending.names], issuer: null, notBefore: null, notAfter: null, fingerprint: null, certPem: null, keySealed: null, csrPem: pending.csrPem, certPath: null, keyPath: null, authority: null, status: null, detail: null };
         break;
@@ -173,7 +176,7 @@ export function certificateHandlers(deps: CertDeps): ActorHandlers<CertificateCa
         const row = await em.findOne(CertificateRow, { id, source: 'csr' });
         if (!row || !row.keySealed) return false;
         if (row.certPem) throw new GatewayError('tls.answer-adopted', 'This signing request has its answer already; make a new request to renew.', 'cert');
-        const o = adoptAnswer(cert, unseal(deps.masterKey, keyContext(id), row.keySealed));
+        const o = (await signingRequests()).adoptAnswer(cert, unseal(deps.masterKey, keyContext(id), row.keySealed));
         const before = audited(row);
         em.assign(row, { ...material(o), certPem: o.certPem, updatedAt: deps.now() });
         audit.note({ action: 'certificate.answer', target: { kind: 'certificate', id, name: row.name }, before, after: audited(row) });
