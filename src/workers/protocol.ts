@@ -10,6 +10,8 @@ export interface WireError {
   readonly code: string;
   readonly message: string;
   readonly field?: string;
+  /** A refusal's extra problem members (plain values), such as the certificate a name belongs to. */
+  readonly extra?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -65,12 +67,13 @@ export type CallMap = Record<string, { args: unknown; result: unknown }>;
 
 export function toWire(err: unknown): WireError {
   if (err instanceof Error) {
-    const e = err as Error & { code?: unknown; field?: unknown };
+    const e = err as Error & { code?: unknown; field?: unknown; extra?: unknown };
     return {
       name: e.name,
       code: typeof e.code === 'string' ? e.code : 'internal',
       message: e.message,
       ...(typeof e.field === 'string' ? { field: e.field } : {}),
+      ...(typeof e.extra === 'object' && e.extra !== null ? { extra: e.extra as Record<string, unknown> } : {}),
     };
   }
   return { name: 'Error', code: 'internal', message: String(err) };

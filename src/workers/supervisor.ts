@@ -66,7 +66,7 @@ interface Pending {
 
 /** Rebuilds an error that crossed from a worker: our own codes stay GatewayErrors. */
 export function fromWire(err: WireError): Error {
-  if (Object.hasOwn(ERRORS, err.code)) return new GatewayError(err.code as ErrorCode, err.message, err.field);
+  if (Object.hasOwn(ERRORS, err.code)) return new GatewayError(err.code as ErrorCode, err.message, err.field, err.extra);
   const e = new Error(err.message) as Error & { code: string };
   e.name = err.name;
   e.code = err.code;

@@ -1,0 +1,359 @@
+/**
+ * The HTTPS doors of the data and internal planes through real clients (spec 1.2 rules 1-3, 9,
+ * 10): node:tls and node:https, `openssl s_client` and `curl`. One gateway on the test clock for
+ * the file; every test starts with nothing placed and removes what it added.
+ */
+import { test, before, after, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { Agent } from 'node:https';
+import { X509Certificate } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { signInAdmin, type Admin } from '../helpers/admin.ts';
+import type { Answer } from '../helpers/http.ts';
+import { advanceClock } from '../helpers/scheduler.ts';
+import { openSslKit, type OpenSslKit } from '../helpers/openssl.ts';
+import { closedPort, startUpstream, type Upstream } from '../helpers/upstream.ts';
+import { curlResolve, handshake, headerLine, httpsCall, plainCall, sClient, tcpProbe, type HandshakeResult } from '../helpers/tls-client.ts';
+
+let t: TestGateway;
+let root: Admin;
+let kit: OpenSslKit;
+let ca: string;
+let up: Upstream;
+/** The data plane's configured HTTPS port: a fixed one, so "nothing listens there" can be asked. */
+let tlsPort: number;
+/** Where a file-system certificate is "mounted" (outside the data directory). */
+let mount: string;
+
+before(async () => {
+  tlsPort = await closedPort();
+  t = await startTestGateway({ GATEWAY_CLOCK: 'manual', GATEWAY_INTERNAL_NAMES: 'meerkat-internal.test', GATEWAY_TLS_ADDR: `127.0.0.1:${tlsPort}` });
+  mount = mkdtempSync(join(tmpdir(), 'meerkat-mount-'));
+  root = await signInAdmin(t.url('control'));
+  kit = openSslKit();
+  ca = kit.authority().cert;
+  up = await startUpstream();
+});
+
+after(async () => {
+  await t?.close();
+  await up?.close();
+  kit?.remove();
+  if (mount) rmSync(mount, { recursive: true, force: true });
+});
+
+/** Every certificate API answer of the file goes through here: none may carry key material. */
+async function api(method: 'get' | 'post' | 'put' | 'del', path: string, body?: unknown): Promise<Answer> {
+  const a = method === 'get' || method === 'del' ? await root[method](path) : await root[method](path, body);
+  assert.doesNotMatch(a.text, /PRIVATE KEY/, `${method} ${path} answered key material`);
+  return a;
+}
+
+async function addCert(body: Record<string, unknown>): Promise<{ id: string; fingerprint: string; name: string }> {
+  const a = await api('post', '/api/certificates', body);
+  assert.equal(a.status, 201, a.text);
+  return a.json;
+}
+
+/** A leaf signed by the file's CA, imported. */
+function importLeaf(file: string, san: string, days?: number): Promise<{ id: string; fingerprint: string; name: string }> {
+  const leaf = kit.leaf(file, san, days === undefined ? {} : { days });
+  return addCert({ source: 'import', name: file, cert: leaf.cert, key: leaf.key });
+}
+
+function place(id: string, planes: string[], replace?: boolean): Promise<Answer> {
+  return api('put', `/api/certificates/${id}/placement`, { planes, ...(replace === undefined ? {} : { replace }) });
+}
+
+async function placeOk(id: string, planes: string[], replace?: boolean): Promise<void> {
+  const a = await place(id, planes, replace);
+  assert.equal(a.status, 200, a.text);
+  // Placement order decides the fallback: the test clock moves so no two share a moment.
+  await advanceClock(t.url('control'), 'PT1S');
+}
+
+function httpsPort(plane: 'data' | 'control' | 'internal'): number | undefined {
+  return t.gw.doors.find((d) => d.plane === plane && d.protocol === 'https')?.port;
+}
+
+function dataPort(): number {
+  const port = httpsPort('data');
+  assert.equal(port, tlsPort, 'the data plane has an HTTPS door, on its configured port');
+  return port;
+}
+
+function fingerprintOf(h: HandshakeResult): string {
+  assert.ok(h.ok, h.ok ? '' : `handshake failed: ${h.error}`);
+  return h.cert.fingerprint;
+}
+
+afterEach(async () => {
+  const list = await api('get', '/api/certificates');
+  for (const c of list.json.certificates as Array<{ id: string }>) {
+    const d = await api('del', `/api/certificates/${c.id}`);
+    assert.equal(d.status, 204, d.text);
+  }
+  assert.equal(httpsPort('data'), undefined, 'nothing placed: the data plane has no HTTPS door');
+});
+
+test('nothing placed: no HTTPS door listens, and a pending signing request cannot be placed', async () => {
+  assert.deepEqual(t.gw.doors.filter((d) => d.protocol === 'https'), []);
+  assert.equal(await tcpProbe(tlsPort), 'refused', 'nothing listens on the configured HTTPS address');
+  const pending = await addCert({ source: 'csr', names: ['pending.example.test'] });
+  const csr = await api('get', `/api/certificates/${pending.id}/csr`);
+  assert.equal(csr.status, 200);
+  assert.match(csr.text, /BEGIN CERTIFICATE REQUEST/);
+  const refused = await place(pending.id, ['app']);
+  assert.equal(refused.status, 409, refused.text);
+  assert.equal(refused.json.code, 'tls.not-servable');
+  const after = await api('get', `/api/certificates/${pending.id}`);
+  assert.equal(after.json.state, 'pending');
+  assert.deepEqual(after.json.planes, []);
+  assert.deepEqual(t.gw.doors.filter((d) => d.protocol === 'https'), [], 'the refusal left no door open');
+  assert.equal(await tcpProbe(tlsPort), 'refused');
+});
+
+test('a certificate placed on app opens the HTTPS door; /healthz answers through it, verified by the CA', async () => {
+  const app = await importLeaf('app', 'DNS:app.example.test');
+  const placed = await place(app.id, ['app']);
+  assert.equal(placed.status, 200, placed.text);
+  assert.deepEqual(placed.json.planes, ['app']);
+  assert.equal(placed.json.state, 'active');
+  const port = dataPort();
+  const a = await httpsCall(port, { path: '/healthz', servername: 'app.example.test', ca });
+  assert.equal(a.status, 200, a.body);
+  assert.equal(a.presented?.authorized, true, a.presented?.authorizationError);
+  assert.equal(a.presented?.fingerprint, app.fingerprint);
+  // A name the certificate does not carry fails verification with the right authority.
+  await assert.rejects(httpsCall(port, { path: '/healthz', servername: 'other.example.test', ca }), /altnames|does not match/i);
+  // Every answer of the certificate API goes through api(), which refuses key material; these read it all.
+  const list = await api('get', '/api/certificates');
+  assert.deepEqual(list.json.certificates.map((c: { id: string }) => c.id), [app.id]);
+  assert.equal((await api('get', `/api/certificates/${app.id}`)).json.fingerprint, app.fingerprint);
+});
+
+test('a self-signed certificate serves the door too', async () => {
+  const self = await addCert({ source: 'self-signed', names: ['self.example.test'] });
+  await placeOk(self.id, ['app']);
+  const s = await httpsCall(dataPort(), { path: '/healthz', servername: 'self.example.test' });
+  assert.equal(s.status, 200);
+  assert.equal(s.presented?.fingerprint, self.fingerprint);
+  assert.deepEqual(s.presented?.names, ['self.example.test']);
+  assert.equal(s.presented?.authorizationError, 'DEPTH_ZERO_SELF_SIGNED_CERT');
+});
+
+test('certificates of both key types on one plane: each name still gets its own', async () => {
+  // The CA's leaves are EC (P-256), the gateway's self-signed certificates RSA. The oldest placed
+  // is the door's default context; the handshake's choice must not fall back to it by key type
+  // (node's SNICallback installs the chosen certificate beside the default context's, in the slot
+  // of its key type, and OpenSSL may then pick the default's: nodejs/node#54235).
+  const ec = await importLeaf('ec', 'DNS:ec.example.test');
+  const rsa = await addCert({ source: 'self-signed', names: ['rsa.example.test'] });
+  await placeOk(ec.id, ['app']);
+  await placeOk(rsa.id, ['app']);
+  const port = dataPort();
+  assert.equal(fingerprintOf(await handshake(port, {})), ec.fingerprint, 'no server name: the oldest placed');
+  assert.equal(fingerprintOf(await handshake(port, { servername: 'ec.example.test' })), ec.fingerprint);
+  assert.equal(fingerprintOf(await handshake(port, { servername: 'rsa.example.test' })), rsa.fingerprint, 'the RSA certificate carrying the name, not the EC fallback');
+  const s = await sClient(port, { servername: 'rsa.example.test' });
+  assert.equal(s.fingerprint, rsa.fingerprint, 'openssl s_client sees the same');
+});
+
+test('SNI choice: each name its own, no name or an unknown one the oldest placed, a wildcard its names', async () => {
+  const one = await importLeaf('one', 'DNS:one.sni.test');
+  const two = await importLeaf('two', 'DNS:two.sni.test');
+  const wild = await importLeaf('wild', 'DNS:*.wild.test');
+  await placeOk(one.id, ['app']);
+  await placeOk(two.id, ['app']);
+  await placeOk(wild.id, ['app']);
+  const port = dataPort();
+  assert.equal(fingerprintOf(await handshake(port, { servername: 'one.sni.test', ca })), one.fingerprint);
+  assert.equal(fingerprintOf(await handshake(port, { servername: 'two.sni.test', ca })), two.fingerprint);
+  assert.equal(fingerprintOf(await handshake(port, { servername: 'a.wild.test', ca })), wild.fingerprint);
+  const verified = await handshake(port, { servername: 'a.wild.test', ca });
+  assert.ok(verified.ok && verified.cert.authorized, 'the wildcard verifies for a.wild.test');
+  assert.equal(fingerprintOf(await handshake(port, { servername: 'a.b.wild.test' })), one.fingerprint, 'a wildcard covers one label only');
+  assert.equal(fingerprintOf(await handshake(port, { servername: 'nobody.sni.test' })), one.fingerprint);
+  assert.equal(fingerprintOf(await handshake(port, {})), one.fingerprint, 'no server name: the oldest placed');
+  const noName = await sClient(port, {});
+  assert.equal(noName.fingerprint, one.fingerprint, noName.stderr);
+  assert.match(noName.subject, /CN ?= ?one/);
+  const named = await sClient(port, { servername: 'two.sni.test', ca });
+  assert.equal(named.fingerprint, two.fingerprint, named.stderr);
+  assert.equal(named.verify, 0, named.stdout);
+  // Removing the oldest makes the next one the fallback.
+  await placeOk(one.id, []);
+  assert.equal(fingerprintOf(await handshake(port, {})), two.fingerprint);
+});
+
+test('two certificates carrying one name: the one valid longest wins, not the newest', async () => {
+  // Placement refuses a second certificate for a name; a file-system certificate renewed on disk
+  // with more names is how two come to carry one name on a plane.
+  const held = await importLeaf('held', 'DNS:both.sni.test', 10);
+  await placeOk(held.id, ['app']);
+  const onDisk = (san: string, days: number): string => {
+    const leaf = kit.leaf('disk', san, { days });
+    writeFileSync(join(mount, 'tls.crt'), leaf.cert);
+    writeFileSync(join(mount, 'tls.key'), leaf.key);
+    return new X509Certificate(leaf.cert).fingerprint256;
+  };
+  onDisk('DNS:disk.sni.test', 10);
+  const file = await addCert({ source: 'file', certPath: join(mount, 'tls.crt'), keyPath: join(mount, 'tls.key') });
+  await placeOk(file.id, ['app']);
+  const port = dataPort();
+  const renewed = async (fingerprint: string): Promise<void> => {
+    await advanceClock(t.url('control'), 'PT30S');
+    // The re-read runs on the actor's thread once the clock moved; its publish follows shortly.
+    for (let i = 0; i < 100; i++) {
+      if ((await api('get', `/api/certificates/${file.id}`)).json.fingerprint === fingerprint) return;
+      await new Promise((resolve) => setTimeout(resolve, 30));
+    }
+    assert.fail('the renewed file was not read again');
+  };
+  await renewed(onDisk('DNS:disk.sni.test,DNS:both.sni.test', 5));
+  assert.equal(fingerprintOf(await handshake(port, { servername: 'both.sni.test' })), held.fingerprint, 'the newer but shorter-lived certificate does not win');
+  const longer = onDisk('DNS:disk.sni.test,DNS:both.sni.test', 20);
+  await renewed(longer);
+  assert.equal(fingerprintOf(await handshake(port, { servername: 'both.sni.test' })), longer, 'the one valid longest wins');
+  assert.equal(fingerprintOf(await handshake(port, { servername: 'disk.sni.test' })), longer);
+});
+
+test('placement refusals: a name answered already (409, replace takes its place), the internal plane\'s names', async () => {
+  const first = await importLeaf('first', 'DNS:taken.example.test');
+  const second = await importLeaf('second', 'DNS:extra.example.test,DNS:taken.example.test');
+  await placeOk(first.id, ['app']);
+  const refused = await place(second.id, ['app']);
+  assert.equal(refused.status, 409, refused.text);
+  assert.equal(refused.json.code, 'tls.name-taken');
+  assert.equal(refused.json.certificate, first.id);
+  assert.equal(refused.json.name, 'taken.example.test');
+  assert.match(refused.json.detail, /"first"/);
+  assert.match(refused.json.detail, /taken\.example\.test/);
+  assert.deepEqual((await api('get', `/api/certificates/${second.id}`)).json.planes, [], 'nothing changed');
+  const port = dataPort();
+  assert.equal(fingerprintOf(await handshake(port, { servername: 'taken.example.test' })), first.fingerprint);
+
+  const replaced = await place(second.id, ['app'], true);
+  assert.equal(replaced.status, 200, replaced.text);
+  assert.deepEqual(replaced.json.planes, ['app']);
+  const kept = await api('get', `/api/certificates/${first.id}`);
+  assert.equal(kept.status, 200, 'the replaced certificate is kept');
+  assert.deepEqual(kept.json.planes, [], 'and listed as placed nowhere');
+  assert.equal(fingerprintOf(await handshake(port, { servername: 'taken.example.test' })), second.fingerprint);
+
+  const outsider = await addCert({ source: 'self-signed', names: ['outside.example.test'] });
+  const notInternal = await place(outsider.id, ['internal']);
+  assert.equal(notInternal.status, 400, notInternal.text);
+  assert.equal(notInternal.json.code, 'tls.internal-name');
+  assert.match(notInternal.json.detail, /meerkat-internal\.test/);
+  assert.equal(httpsPort('internal'), undefined);
+  const internal = await addCert({ source: 'self-signed', names: ['meerkat-internal.test'] });
+  await placeOk(internal.id, ['internal']);
+  const internalPort = httpsPort('internal');
+  assert.ok(internalPort !== undefined, 'the internal plane\'s HTTPS door opened');
+  const h = await handshake(internalPort, { servername: 'meerkat-internal.test' });
+  assert.equal(fingerprintOf(h), internal.fingerprint);
+  const probe = await httpsCall(internalPort, { path: '/healthz', servername: 'meerkat-internal.test' });
+  assert.equal(probe.status, 200);
+});
+
+test('replacing a certificate keeps open connections on theirs; new handshakes get the new one', async () => {
+  const old = await importLeaf('swap-old', 'DNS:swap.example.test');
+  await placeOk(old.id, ['app']);
+  const port = dataPort();
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    const call = () => httpsCall(port, { path: '/healthz', servername: 'swap.example.test', ca, agent });
+    const before = await call();
+    assert.equal(before.status, 200);
+    assert.equal(before.presented?.fingerprint, old.fingerprint);
+    const fresh = await importLeaf('swap-new', 'DNS:swap.example.test');
+    const swapped = await place(fresh.id, ['app'], true);
+    assert.equal(swapped.status, 200, swapped.text);
+    assert.equal(dataPort(), port, 'the listener did not move');
+    const again = await call();
+    assert.equal(again.status, 200, 'the open connection was not dropped');
+    assert.equal(again.localPort, before.localPort, 'the same connection carried it');
+    assert.equal(again.presented?.fingerprint, old.fingerprint, 'an open connection keeps its certificate');
+    const next = await handshake(port, { servername: 'swap.example.test', ca });
+    assert.equal(fingerprintOf(next), fresh.fingerprint);
+    assert.ok(next.ok && next.cert.authorized);
+  } finally {
+    agent.destroy();
+  }
+});
+
+test('removing the last certificate closes the door; placing one again reopens it', async () => {
+  const only = await importLeaf('only', 'DNS:only.example.test');
+  await placeOk(only.id, ['app']);
+  const port = dataPort();
+  assert.equal(await tcpProbe(port), 'open');
+  const removed = await api('del', `/api/certificates/${only.id}`);
+  assert.equal(removed.status, 204, removed.text);
+  assert.equal(httpsPort('data'), undefined);
+  assert.equal(await tcpProbe(port), 'refused', 'the door closed');
+  const back = await importLeaf('back', 'DNS:only.example.test');
+  await placeOk(back.id, ['app']);
+  assert.equal(dataPort(), port);
+  const a = await httpsCall(port, { path: '/healthz', servername: 'only.example.test', ca });
+  assert.equal(a.status, 200);
+  assert.equal(a.presented?.fingerprint, back.fingerprint);
+  // Leaving the plane by placement closes it too.
+  await placeOk(back.id, []);
+  assert.equal(await tcpProbe(port), 'refused');
+});
+
+test('curl --resolve verifies the door with the CA; openssl s_client -servername shows the subject asked', async () => {
+  const app = await importLeaf('app.example.test', 'DNS:app.example.test');
+  const other = await importLeaf('other.example.test', 'DNS:other.example.test');
+  await placeOk(other.id, ['app']);
+  await placeOk(app.id, ['app']);
+  const port = dataPort();
+  const curl = await curlResolve('app.example.test', port, '/healthz', ca);
+  assert.equal(curl.code, 0, curl.stderr);
+  assert.equal(curl.status, 200, curl.body);
+  const s = await sClient(port, { servername: 'app.example.test', ca });
+  assert.equal(s.subject.replace(/\s/g, ''), 'CN=app.example.test', s.stdout);
+  assert.equal(s.verify, 0, s.stdout);
+  assert.equal(s.fingerprint, app.fingerprint);
+  const wrong = await curlResolve('nobody.example.test', port, '/healthz', ca);
+  assert.notEqual(wrong.code, 0, 'a name no certificate carries gets the fallback, which does not verify for it');
+});
+
+test('HEAD and 204 answers through the HTTPS door match the plain door', async () => {
+  const body = JSON.stringify({ fixed: 'x'.repeat(300) });
+  up.handle((req, res) => {
+    if (req.method === 'DELETE') res.writeHead(204, { 'x-deleted': 'yes' }).end();
+    else res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+  });
+  try {
+    const route = await api('put', '/api/routes/tls-rules', { upstream: up.origin, paths: ['/rules'], rule: null });
+    assert.ok(route.status === 200 || route.status === 201, route.text);
+    const cert = await importLeaf('rules', 'DNS:rules.example.test');
+    await placeOk(cert.id, ['app']);
+    const port = dataPort();
+    const plain = Number(new URL(t.url('data')).port);
+    for (const [method, path] of [['HEAD', '/rules/doc'], ['DELETE', '/rules/doc'], ['GET', '/rules/doc'], ['HEAD', '/healthz']] as const) {
+      const p = await plainCall(plain, { method, path, host: 'rules.example.test' });
+      const s = await httpsCall(port, { method, path, servername: 'rules.example.test', ca });
+      assert.equal(s.status, p.status, `${method} ${path}`);
+      assert.equal(headerLine(s, 'content-length'), headerLine(p, 'content-length'), `${method} ${path}: content-length\n${s.headerLines.join('\n')}\n--\n${p.headerLines.join('\n')}`);
+      assert.equal(headerLine(s, 'transfer-encoding'), headerLine(p, 'transfer-encoding'), `${method} ${path}: transfer-encoding`);
+      assert.equal(s.body, p.body, `${method} ${path}: body`);
+    }
+    const head = await httpsCall(port, { method: 'HEAD', path: '/rules/doc', servername: 'rules.example.test', ca });
+    assert.equal(head.status, 200);
+    assert.equal(headerLine(head, 'content-length'), String(Buffer.byteLength(body)));
+    assert.equal(head.body, '');
+    const deleted = await httpsCall(port, { method: 'DELETE', path: '/rules/doc', servername: 'rules.example.test', ca });
+    assert.equal(deleted.status, 204);
+    assert.equal(headerLine(deleted, 'x-deleted'), 'yes');
+    assert.equal(headerLine(deleted, 'content-length'), undefined, 'a 204 announces no length');
+  } finally {
+    up.handle(undefined);
+    await api('del', '/api/routes/tls-rules');
+  }
+});
