@@ -81,8 +81,14 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     const config = new ConfigClient({ store: storeOptions, log, clock, masterKey, node: settings.nodeName, onAuditWritten: (rows) => audit.written(rows) });
     cleanups.push(() => config.stop());
     await config.start();
-    const pools = new UpstreamPools();
+    // The pools begin with the snapshot the start delivered and follow every later one (trusted
+    // authorities, origins no route uses any more) from here, before any call can be made.
+    const pools = new UpstreamPools(config.view.trustedAuthorities);
     cleanups.push(() => pools.close());
+    config.view.onSnapshot(() => {
+      pools.trust(config.view.trustedAuthorities);
+      pools.retain(new Set(config.view.origins.values()));
+    });
     const schedules = new SchedulesClient({
       store: storeOptions, log, clock, node: settings.nodeName, masterKey, shards: settings.schedulerShards, maxCalls: settings.schedulerMaxCalls,
       makeCall: (call, sent) => makeScheduledCall(config.view, pools, call, clock.now(), { onSent: sent }),
@@ -131,7 +137,6 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
         : {}),
     };
 
-    config.view.onSnapshot(() => pools.retain(new Set(config.view.origins.values())));
     schedules.followTokens(config.view);
     const handlers: Record<PlaneName, ExchangeHandler> = {
       data: dataPlane(ctx, pools),

@@ -17,6 +17,7 @@ import { organisationHandlers } from './handlers/organisations.ts';
 import { vaultHandlers } from './handlers/vault.ts';
 import { declarativeHandlers } from './handlers/declarative.ts';
 import { routeAuditHandlers } from './handlers/route-audit.ts';
+import { authorityHandlers } from './handlers/authorities.ts';
 
 /** Announced by the `changes` trigger on PostgreSQL (migration 0007). */
 const CONFIG_CHANNEL = 'meerkat_config';
@@ -118,6 +119,7 @@ runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
       ...vaultHandlers(deps),
       ...declarativeHandlers(deps),
       ...routeAuditHandlers(deps),
+      ...authorityHandlers(deps),
     },
     stop: async () => {
       clearInterval(poll);
