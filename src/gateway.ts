@@ -94,8 +94,14 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     });
     cleanups.push(() => certs.stop());
     await certs.start();
-    const pools = new UpstreamPools();
+    // The pools begin with the snapshot the start delivered and follow every later one (trusted
+    // authorities, origins no route uses any more) from here, before any call can be made.
+    const pools = new UpstreamPools(config.view.trustedAuthorities);
     cleanups.push(() => pools.close());
+    config.view.onSnapshot(() => {
+      pools.trust(config.view.trustedAuthorities);
+      pools.retain(new Set(config.view.origins.values()));
+    });
     const schedules = new SchedulesClient({
       store: storeOptions, log, clock, node: settings.nodeName, masterKey, shards: settings.schedulerShards, maxCalls: settings.schedulerMaxCalls,
       makeCall: (call, sent) => makeScheduledCall(config.view, pools, call, clock.now(), { onSent: sent, issuer: certs.view.issuer }),
@@ -161,7 +167,6 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
         : {}),
     };
 
-    config.view.onSnapshot(() => pools.retain(new Set(config.view.origins.values())));
     schedules.followTokens(config.view);
     handlers = {
       data: dataPlane(ctx, pools),

@@ -1,15 +1,17 @@
 /**
  * The call to the upstream: one undici Pool per origin (keep-alive), the request body streamed
  * on (small bodies sent in one piece), the answer streamed back with back-pressure. Failures
- * become the sentences a person reads: 502 when the service cannot be reached, 504 when it does
- * not answer in time.
+ * become the sentences a person reads: 502 when the service cannot be reached or its certificate
+ * does not pass, 504 when it does not answer in time.
  */
 import { Pool, type Dispatcher } from 'undici';
+import type { SecureContext } from 'node:tls';
 import type { Readable } from 'node:stream';
 import { GatewayError } from '../http/errors.ts';
 import type { Exchange, OutgoingHeaders } from '../http/exchange.ts';
 import { forwardResponseHeaders } from './forward-headers.ts';
 import type { RequestRecord } from './request-record.ts';
+import { certificateFailure, trustContext } from './upstream-tls.ts';
 
 /** Answers up to this size are collected and sent in one write (one syscall, a Content-Length). */
 const COLLECT_LIMIT = 64 * 1024;
@@ -18,14 +20,37 @@ const SMALL_BODY = 64 * 1024;
 
 export class UpstreamPools {
   readonly #pools = new Map<string, Pool>();
+  #authorities: readonly string[];
+  #trust: SecureContext | undefined;
+
+  constructor(authorities: readonly string[] = []) {
+    this.#authorities = authorities;
+  }
 
   get(origin: string): Pool {
     let pool = this.#pools.get(origin);
     if (!pool) {
-      pool = new Pool(origin, { connections: 128, keepAliveTimeout: 30_000, pipelining: 1 });
+      const tls = origin.startsWith('https:') ? { connect: { secureContext: this.#trust ??= trustContext(this.#authorities) } } : {};
+      pool = new Pool(origin, { connections: 128, keepAliveTimeout: 30_000, pipelining: 1, ...tls });
       this.#pools.set(origin, pool);
     }
     return pool;
+  }
+
+  /**
+   * Sets the trusted authorities. When they changed, every https pool is let go: new requests
+   * open new pools under the new set (a kept connection, or a resumed TLS session, would
+   * otherwise go on under the old one), and each old pool closes once its requests in flight end.
+   */
+  trust(authorities: readonly string[]): void {
+    if (sameList(authorities, this.#authorities)) return;
+    this.#authorities = authorities;
+    this.#trust = undefined;
+    for (const [origin, pool] of this.#pools) {
+      if (!origin.startsWith('https:')) continue;
+      this.#pools.delete(origin);
+      void pool.close().catch(() => undefined);
+    }
   }
 
   /** Closes the pools of origins no route uses any more (their requests in flight finish first). */
@@ -46,6 +71,10 @@ export class UpstreamPools {
     this.#pools.clear();
     await Promise.all(pools.map((p) => p.destroy().catch(() => undefined)));
   }
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 export interface UpstreamCall {
@@ -70,6 +99,8 @@ export function upstreamFailure(err: unknown, call: Pick<UpstreamCall, 'origin' 
   if (UNREACHABLE.has(code)) {
     return new GatewayError('upstream.unreachable', `The service at ${call.origin} cannot be reached (${code === 'ENOTFOUND' ? 'its host name does not resolve' : code === 'ECONNREFUSED' ? 'connection refused' : code.toLowerCase()}).`);
   }
+  const certificate = certificateFailure(code, call.origin);
+  if (certificate) return certificate;
   return new GatewayError('upstream.failed', `The call to ${call.origin} failed: ${(err as Error).message ?? String(err)}.`);
 }
 

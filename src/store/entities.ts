@@ -297,4 +297,27 @@ export const ConsoleTrafficRow = defineEntity({
 });
 export type ConsoleTrafficRow = InferEntity<typeof ConsoleTrafficRow>;
 
-export const ENTITIES = [Account, Session, Token, Change, Route, Role, Organisation, VaultEntry, SigningKeyRow, Schedule, ScheduleRun, SettingRow, CertificateRow, PlacementRow, ConsoleTrafficRow];
+/**
+ * An authority https upstreams are verified against, beside the public ones (spec 1.2 rule 22).
+ * Certificates only, so the PEM is kept in clear; the other fields are read from it at creation.
+ */
+export const TrustedAuthority = defineEntity({
+  name: 'TrustedAuthority',
+  tableName: 'trusted_authorities',
+  properties: (p) => ({
+    id: p.string().primary(),
+    name: p.string().unique(),
+    /** The certificates, each re-encoded alone (core/tls/authorities.ts). */
+    pem: p.text(),
+    subjects: p.json<string[]>(),
+    /** The earliest end of validity among the certificates. */
+    notAfter: p.bigint('number'),
+    /** SHA-256 of the first certificate. */
+    fingerprint: p.string(),
+    count: p.integer(),
+    createdAt: p.bigint('number'),
+  }),
+});
+export type TrustedAuthority = InferEntity<typeof TrustedAuthority>;
+
+export const ENTITIES = [Account, Session, Token, Change, Route, Role, Organisation, VaultEntry, SigningKeyRow, Schedule, ScheduleRun, SettingRow, CertificateRow, PlacementRow, ConsoleTrafficRow, TrustedAuthority];

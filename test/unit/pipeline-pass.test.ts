@@ -23,7 +23,7 @@ function viewWith(tokens: readonly TokenView[], implies: readonly string[] = ['r
     accounts: [{ id: 'acc1', name: 'alice', passwordHash: 'x', capabilities: [], roles: ['reader'], organisation: null, disabled: false }],
     sessions: [], tokens, routes: [route],
     roles: [{ name: 'ops', implies }, { name: 'reader', implies: [] }],
-    organisations: [], signingKeys: [generateSigningKey()],
+    organisations: [], signingKeys: [generateSigningKey()], trustedAuthorities: [],
   };
   view.apply({ type: 'snapshot', snapshot });
   return view;

@@ -16,6 +16,7 @@ import { organisationHandlers } from './handlers/organisations.ts';
 import { vaultHandlers } from './handlers/vault.ts';
 import { declarativeHandlers } from './handlers/declarative.ts';
 import { routeAuditHandlers } from './handlers/route-audit.ts';
+import { authorityHandlers } from './handlers/authorities.ts';
 
 runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
   const store = await openStore({ ...init.store, poolSize: 2 });
@@ -84,6 +85,7 @@ runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
       ...vaultHandlers(deps),
       ...declarativeHandlers(deps),
       ...routeAuditHandlers(deps),
+      ...authorityHandlers(deps),
     },
     stop: async () => {
       await follower.close();

@@ -38,6 +38,8 @@ export class ConfigView {
    * the data plane applies it on the licensed one only (rules are kept, not applied, elsewhere).
    */
   operationAudits = new Map<string, OperationAuditIndex>();
+  /** The trusted authorities' PEMs: https upstreams are verified against them and the public ones. */
+  trustedAuthorities: readonly string[] = [];
   /** undefined when this node holds no signing key it can open (identity: jwt routes answer 503). */
   signer: IdentitySigner | undefined;
 
@@ -71,6 +73,7 @@ export class ConfigView {
     this.operationAudits = operationAudits(s.routes);
     this.rolesByName = new Map(s.roles.map((r) => [r.name, r]));
     this.roles = new RoleGraph(s.roles);
+    this.trustedAuthorities = s.trustedAuthorities;
     // Keys change rarely: keep the signer (and its token cache) while the key set is the same.
     const kids = s.signingKeys.map((k) => k.kid).join(',');
     if (kids !== this.signerKids) {

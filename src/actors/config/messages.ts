@@ -1,8 +1,9 @@
 /**
  * ConfigActor's protocol. The actor owns the configuration tables (accounts, sessions, tokens,
- * routes, roles, organisations, the vault, the identity signing keys) and pushes snapshots, so
- * the main thread answers requests from memory and never waits on the database in the request
- * path. Every write is one transaction with its change row; a refusal leaves nothing behind.
+ * routes, roles, organisations, the vault, the identity signing keys, the trusted authorities)
+ * and pushes snapshots, so the main thread answers requests from memory and never waits on the
+ * database in the request path. Every write is one transaction with its change row; a refusal
+ * leaves nothing behind.
  */
 import type { StoreOptions } from '../../store/orm.ts';
 import type { TokenRequest, MintedToken } from '../../core/tokens/mint.ts';
@@ -55,6 +56,8 @@ export interface Snapshot {
   readonly organisations: readonly OrganisationView[];
   /** Unsealed signing keys, oldest first (the first signs). Empty when none can be unsealed. */
   readonly signingKeys: readonly SigningKey[];
+  /** The trusted authorities' PEMs (certificates only), oldest first: https upstreams are verified against them too. */
+  readonly trustedAuthorities: readonly string[];
 }
 
 /** A route as the API answers it: the view plus what only the control plane needs. */
@@ -83,6 +86,19 @@ export interface VaultRecord {
   readonly readable: boolean;
   readonly createdAt: number;
   readonly updatedAt: number;
+}
+
+/** A trusted authority as the API answers it (never more than public certificate facts). */
+export interface AuthorityRecord {
+  readonly id: string;
+  readonly name: string;
+  readonly subjects: readonly string[];
+  /** Epoch seconds: the earliest end of validity among its certificates. */
+  readonly notAfter: number;
+  /** SHA-256 of the first certificate, hex pairs joined by colons. */
+  readonly fingerprint: string;
+  readonly count: number;
+  readonly createdAt: number;
 }
 
 export interface NewAccount {
@@ -136,6 +152,10 @@ export type ConfigCalls = {
   'vault.put': { args: { organisation: string | null; name: string; value: string }; result: { created: boolean } };
   'vault.delete': { args: { organisation: string | null; name: string }; result: boolean };
   'vault.list': { args: { organisation: string | null }; result: VaultRecord[] };
+  /** Refused with `tls.key-in-authority`, `tls.certificate-invalid` or `tls.authority-name-taken`. */
+  'authority.create': { args: { name: string; pem: string }; result: AuthorityRecord };
+  'authority.list': { args: null; result: AuthorityRecord[] };
+  'authority.delete': { args: { id: string }; result: boolean };
   /** The declarative file (GATEWAY_CONFIG), applied whole or not at all. */
   'config.apply': { args: Declarative; result: { created: number; updated: number } };
 };

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/core';
-import { Account, Change, Organisation, Role, Route, Session, SigningKeyRow, Token } from '../../store/entities.ts';
+import { Account, Change, Organisation, Role, Route, Session, SigningKeyRow, Token, TrustedAuthority } from '../../store/entities.ts';
 import type { IdentityMode } from '../../core/model.ts';
 import { unseal } from '../../core/vault/seal.ts';
 import type { SigningKey } from '../../pipeline/identity.ts';
@@ -18,7 +18,7 @@ export async function loadSnapshot(em: EntityManager, opts: SnapshotOptions): Pr
   // Read before the tables: a change that commits while they are read then shows up as a new
   // mark at the next poll, which loads again, instead of being taken as already folded in.
   const mark = await changeMark(em);
-  const [accounts, sessions, tokens, routes, roles, organisations, keys] = await Promise.all([
+  const [accounts, sessions, tokens, routes, roles, organisations, keys, authorities] = await Promise.all([
     em.find(Account, {}),
     em.find(Session, { expiresAt: { $gt: opts.now } }),
     em.find(Token, { revokedAt: null }),
@@ -26,6 +26,7 @@ export async function loadSnapshot(em: EntityManager, opts: SnapshotOptions): Pr
     em.find(Role, {}, { orderBy: { name: 'asc' } }),
     em.find(Organisation, {}, { orderBy: { id: 'asc' } }),
     em.find(SigningKeyRow, {}, { orderBy: { createdAt: 'asc', kid: 'asc' } }),
+    em.find(TrustedAuthority, {}, { orderBy: { createdAt: 'asc', id: 'asc' } }),
   ]);
   const signingKeys: SigningKey[] = [];
   for (const k of keys) {
@@ -54,6 +55,7 @@ export async function loadSnapshot(em: EntityManager, opts: SnapshotOptions): Pr
     roles: roles.map((r) => ({ name: r.name, implies: r.implies })),
     organisations: organisations.map((o) => ({ id: o.id, name: o.name, hours: o.hours ?? null })),
     signingKeys,
+    trustedAuthorities: authorities.map((a) => a.pem),
   };
 }
 

@@ -13,6 +13,8 @@ export type AuditPart = (typeof AUDIT_PARTS)[number];
  * - `account`: an application account (its changes, and its security: sign-ins, passwords, factors,
  *   personal tokens); `console`: a console sign-in, root's alone to read (spec 1.3 rule 10);
  * - `token`: an access token minted on the console (Infra, Access tokens);
+ * - `trusted-authority`: an authority https upstreams are verified against (its name and
+ *   fingerprint, never its PEM);
  * - `settings`: any setting, TLS ports and doors and the audit retention included, the target's
  *   name saying which (`tls`, `audit`, `logs`);
  * - `gateway`: acts on the whole gateway (maintenance, backup, restore, import, declarative switch);
@@ -23,6 +25,7 @@ export type AuditPart = (typeof AUDIT_PARTS)[number];
 export const TARGET_KINDS = [
   'route', 'role', 'account', 'console', 'token', 'organisation', 'vault', 'settings', 'schedule',
   'certificate', 'identity-provider', 'theme', 'language', 'issue-report', 'gateway', 'audit', 'operation',
+  'trusted-authority',
 ] as const;
 export type TargetKind = (typeof TARGET_KINDS)[number];
 

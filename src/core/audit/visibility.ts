@@ -5,7 +5,8 @@
  * screen, the export and the agent's read_audit tool all take their slice from `auditSlice`.
  *
  * - root: everything, console sign-ins and the trail's own exports included.
- * - infra-admin: changes to routes, identity providers, certificates, settings, issue reports.
+ * - infra-admin: changes to routes, identity providers, certificates (trusted authorities
+ *   included), settings, issue reports.
  * - app-admin: changes to accounts, roles, themes, languages, schedules, settings, issue reports;
  *   the security of application accounts; every audited call (rule 12).
  * - org-admin: every line of the organisations it administers (members' sign-ins into them
@@ -40,7 +41,7 @@ export const ROOT_ONLY_KINDS: readonly TargetKind[] = ['console', 'audit'];
 
 const INFRA_ADMIN: AuditGrant = {
   parts: ['changes'],
-  targetKinds: ['route', 'identity-provider', 'certificate', 'settings', 'issue-report'],
+  targetKinds: ['route', 'identity-provider', 'certificate', 'trusted-authority', 'settings', 'issue-report'],
   organisations: null,
 };
 

@@ -16,6 +16,7 @@ import { addAccountsApi } from './accounts-api.ts';
 import { addTokensApi } from './tokens-api.ts';
 import { addOrganisationsApi } from './organisations-api.ts';
 import { addVaultApi } from './vault-api.ts';
+import { addAuthoritiesApi } from './authorities-api.ts';
 import { addSchedulesApi } from '../shared/schedules-api.ts';
 import { addSettingsApi } from './settings-api.ts';
 import { addAuditApi } from './audit-api.ts';
@@ -35,6 +36,7 @@ export function controlRouter(gw: GatewayContext): Router<Principal> {
   addTokensApi(router, gw);
   addOrganisationsApi(router, gw);
   addVaultApi(router, gw);
+  addAuthoritiesApi(router, gw);
   addSchedulesLiveRoute(router); // before /api/schedules/{id}, which would take "live" as an id
   addSchedulesApi(router, gw, 'control');
   addSettingsApi(router, gw);
