@@ -4,7 +4,7 @@ import { TrustedAuthority } from '../../../store/entities.ts';
 import { newId } from '../../../core/secrets.ts';
 import { readAuthorityPem } from '../../../core/tls/authorities.ts';
 import type { AuthorityRecord, ConfigCalls } from '../messages.ts';
-import { write, type WriteDeps } from './deps.ts';
+import { write, type WriteDeps } from '../../write.ts';
 import type { ActorHandlers } from '../../../workers/actor-runtime.ts';
 
 export function authorityRecord(a: TrustedAuthority): AuthorityRecord {
