@@ -5,9 +5,10 @@
  * from the proxy addresses only (empty: loopback and private ranges), and a request for one of the
  * plane's public names is HTTPS: the proxy presents those names.
  */
+import type { DoorSettings } from '../core/tls/door-names.ts';
 import type { Exchange } from '../http/exchange.ts';
 import type { TlsView } from '../actors/certs/view.ts';
-import type { DoorPlane, DoorSettings } from '../actors/certs/messages.ts';
+import type { DoorPlane } from '../actors/certs/messages.ts';
 import type { ProxyTrust } from '../http/trusted-proxies.ts';
 
 export interface Client {

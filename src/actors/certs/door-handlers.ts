@@ -1,26 +1,16 @@
 /** The doors' proxy mode (spec 1.2 rules 13-18): who serves a plane's public names. */
+import type { DoorSettings } from '../../core/tls/door-names.ts';
 import { GatewayError, invalidField } from '../../http/errors.ts';
 import { write } from '../write.ts';
 import type { ActorHandlers } from '../../workers/actor-runtime.ts';
-import { checkDeclaredNames, nameTakenRefusal, namesTakenByOtherPlane } from '../../core/tls/door-names.ts';
-import { parseProxyAddresses } from '../../http/trusted-proxies.ts';
+import { checkDoor, nameTakenRefusal, namesTakenByOtherPlane } from '../../core/tls/door-names.ts';
 import { covers } from '../../core/tls/names.ts';
-import type { CertCalls, DoorPlane, DoorSettings } from './messages.ts';
+import type { CertCalls, DoorPlane } from './messages.ts';
 import { loadRows } from './records.ts';
 import { readTlsSettings, writeDoors } from './tls-settings.ts';
 import type { CertDeps } from './handlers.ts';
 
 const PLANE_NAMES: Record<DoorPlane, string> = { console: 'console', app: 'application' };
-
-/** The door as asked, checked field by field; names and addresses normalised. */
-export function checkDoor(body: { proxied?: unknown; names?: unknown; proxyAddresses?: unknown }): DoorSettings {
-  if (typeof body.proxied !== 'boolean') throw invalidField('proxied', 'proxied is true (a proxy in front serves HTTPS) or false (the gateway serves it).');
-  return {
-    proxied: body.proxied,
-    names: checkDeclaredNames(body.names ?? [], 'names'),
-    proxyAddresses: parseProxyAddresses(body.proxyAddresses ?? []),
-  };
-}
 
 export function doorHandlers(deps: CertDeps): ActorHandlers<Pick<CertCalls, 'tls.door'>> {
   return {

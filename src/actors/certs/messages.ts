@@ -7,6 +7,7 @@
  */
 import type { StoreOptions } from '../../store/orm.ts';
 import type { AuditRow } from '../../store/audit.ts';
+import type { DoorSettings } from '../../core/tls/door-names.ts';
 
 /** The planes as the TLS API names them: console = control, app = data. */
 export type TlsPlane = 'console' | 'app' | 'internal';
@@ -56,15 +57,6 @@ export interface RedirectSettings {
   readonly forceHttps: boolean;
   /** Seconds; a day by default, two years at most (spec 1.2 rule 12). */
   readonly hstsMaxAge: number;
-}
-
-/** Who serves a plane's public names (spec 1.2 rules 13-18): the gateway itself, or a proxy. */
-export interface DoorSettings {
-  readonly proxied: boolean;
-  /** Public names, one full host name each; a name belongs to one plane. */
-  readonly names: readonly string[];
-  /** CIDR ranges or addresses of the proxy; empty: loopback and private ranges. */
-  readonly proxyAddresses: readonly string[];
 }
 
 export type DoorPlane = 'console' | 'app';

@@ -7,8 +7,9 @@
  * stays placed, marked inactive, and serves again when the plane switches back. Without declared
  * names every placed certificate is used. The internal plane has no mode.
  */
+import type { DoorSettings } from '../../core/tls/door-names.ts';
 import { covers } from '../../core/tls/names.ts';
-import type { DoorPlane, DoorSettings, TlsPlane } from './messages.ts';
+import type { DoorPlane, TlsPlane } from './messages.ts';
 
 export function fitsMode(names: readonly string[], plane: TlsPlane, doors: Readonly<Record<DoorPlane, DoorSettings>>): boolean {
   if (plane === 'internal') return true;

@@ -1,7 +1,8 @@
 /** The TLS settings as rows of the `settings` table, shared by every node. */
+import type { DoorSettings } from '../../core/tls/door-names.ts';
 import type { EntityManager } from '@mikro-orm/core';
 import { ConsoleTrafficRow, SettingRow } from '../../store/entities.ts';
-import { HSTS_DEFAULT, NO_DOOR, TLS_PLANES, TRAFFIC_WINDOW_MS, type ConsoleTraffic, type DoorPlane, type DoorSettings, type RedirectSettings, type TlsPlane, type TlsSettings } from './messages.ts';
+import { HSTS_DEFAULT, NO_DOOR, TLS_PLANES, TRAFFIC_WINDOW_MS, type ConsoleTraffic, type DoorPlane, type RedirectSettings, type TlsPlane, type TlsSettings } from './messages.ts';
 
 const HTTP_OFF = 'tls.httpOff';
 const REDIRECT = 'tls.redirect';

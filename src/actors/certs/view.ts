@@ -4,11 +4,12 @@
  * spec 1.2 rule 9. A new snapshot replaces every structure at once; a handshake in progress
  * finishes on the old ones, and open connections keep the context they were given.
  */
+import type { DoorSettings } from '../../core/tls/door-names.ts';
 import { createSecureContext, type SecureContext } from 'node:tls';
 import { chooseCertificate, describeServed, type Candidate } from '../../core/tls/choose.ts';
 import { covers } from '../../core/tls/names.ts';
 import { ProxyTrust } from '../../http/trusted-proxies.ts';
-import { HSTS_DEFAULT, NO_DOOR, TLS_PLANES, type DoorPlane, type DoorSettings, type CertRecord, type Material, type TlsPlane, type TlsSettings, type TlsSnapshot } from './messages.ts';
+import { HSTS_DEFAULT, NO_DOOR, TLS_PLANES, type DoorPlane, type CertRecord, type Material, type TlsPlane, type TlsSettings, type TlsSnapshot } from './messages.ts';
 
 interface Served {
   readonly id: string;

@@ -6,7 +6,17 @@
  */
 import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
-import { GatewayError } from '../../http/errors.ts';
+import { GatewayError, invalidField } from '../../http/errors.ts';
+import { parseProxyAddresses } from '../../http/trusted-proxies.ts';
+
+/** Who serves a plane's public names (spec 1.2 rules 13-18): the gateway itself, or a proxy. */
+export interface DoorSettings {
+  readonly proxied: boolean;
+  /** Public names, one full host name each; a name belongs to one plane. */
+  readonly names: readonly string[];
+  /** CIDR ranges or addresses of the proxy; empty: loopback and private ranges. */
+  readonly proxyAddresses: readonly string[];
+}
 
 export const MAX_DECLARED_NAMES = 50;
 
@@ -68,3 +78,14 @@ function tooMany(field: string): GatewayError {
 function refusal(field: string, sentence: string): GatewayError {
   return new GatewayError('tls.name-invalid', sentence, field);
 }
+
+/** The door as asked, checked field by field; names and addresses normalised. */
+export function checkDoor(body: { proxied?: unknown; names?: unknown; proxyAddresses?: unknown }): DoorSettings {
+  if (typeof body.proxied !== 'boolean') throw invalidField('proxied', 'proxied is true (a proxy in front serves HTTPS) or false (the gateway serves it).');
+  return {
+    proxied: body.proxied,
+    names: checkDeclaredNames(body.names ?? [], 'names'),
+    proxyAddresses: parseProxyAddresses(body.proxyAddresses ?? []),
+  };
+}
+

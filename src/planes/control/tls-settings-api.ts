@@ -5,7 +5,7 @@
 import type { Router } from '../../http/router.ts';
 import { invalidField } from '../../http/errors.ts';
 import { NO_DOOR, TLS_PLANES, TRAFFIC_WINDOW_MS, type DoorPlane, type TlsPlane, type TlsSettings } from '../../actors/certs/messages.ts';
-import { checkDoor } from '../../actors/certs/door-handlers.ts';
+import { checkDoor } from '../../core/tls/door-names.ts';
 import { ProxyTrust } from '../../http/trusted-proxies.ts';
 import { clientOf, clientUnder } from '../forwarded.ts';
 import { GatewayError } from '../../http/errors.ts';
