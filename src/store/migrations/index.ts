@@ -10,6 +10,7 @@ import { Migration0008 } from './0008-schedule-stopped.ts';
 import { Migration0009 } from './0009-audit.ts';
 import { Migration0010 } from './0010-route-audit.ts';
 import { Migration0011 } from './0011-tls.ts';
+import { Migration0013 } from './0013-acme.ts';
 
 /** Every migration, in order. Listed explicitly so compiled and tsx runs find the same set. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -24,4 +25,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0009-audit', class: Migration0009 },
   { name: '0010-route-audit', class: Migration0010 },
   { name: '0011-tls', class: Migration0011 },
+  { name: '0013-acme', class: Migration0013 },
 ];
