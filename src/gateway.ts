@@ -88,7 +88,7 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     await config.start();
     const certs = new CertClient({
       store: storeOptions, log, clock, masterKey, node: settings.nodeName, dataDir: settings.dataDir,
-      internalNames: settings.internalNames, onAuditWritten: (rows) => audit.written(rows),
+      internalNames: settings.internalNames, onAuditWritten: (rows) => audit.written(rows), licensed: isLicensed(settings),
       mail: settings.smtpUrl ? { url: settings.smtpUrl, from: settings.smtpFrom, to: settings.digestTo } : null,
       digestHorizonDays: settings.digestHorizonDays,
     });
@@ -144,6 +144,8 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
         handler: handlers![plane], onError: (err, ex) => sendFailure(ex, err, log), ...sockets(plane),
         resolve: (name) => certs.view.contextFor(TLS_PLANE_OF[plane], name, clock.now()),
         onHandshakeError: (err, name) => log.debug('TLS handshake refused', { plane, serverName: name ?? null, error: err.message }),
+        // ACME is not offered on the internal plane (spec 1.2 rule 4).
+        ...(plane !== 'internal' ? { alpn: (name: string) => certs.challenges.alpn01(name) } : {}),
       }),
     }, log);
     const tlsDoors = followTlsDoors({ view: certs.view, doors, settings, clock, log });

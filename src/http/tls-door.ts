@@ -7,7 +7,7 @@
  */
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { SecureContext } from 'node:tls';
+import { createSecureContext, type SecureContext } from 'node:tls';
 import type { Clock } from '../clock/clock.ts';
 import type { PlaneName } from '../settings/settings.ts';
 import { formatAddress } from '../settings/address.ts';
@@ -17,12 +17,15 @@ import { CLOSING, bodiless, doorOwned, headLength } from './answer-rules.ts';
 import { DoorBindError, type Door, type DoorOptions } from './uws-door.ts';
 import { serveTlsSockets } from './tls-sockets.ts';
 import { peerAddress, readNodeHeaders } from './node-request.ts';
+import { ACME_TLS_ALPN, type AlpnAnswer } from '../core/tls/acme-challenges.ts';
 
 export interface TlsDoorOptions extends DoorOptions {
   /** The context for a handshake that asked `serverName`; an Error refuses it (the log says why). */
   readonly resolve: (serverName: string) => SecureContext | Error;
   /** Told when a handshake is refused, for the operational log. */
   readonly onHandshakeError?: (err: Error, serverName: string | undefined) => void;
+  /** The TLS-ALPN-01 answer (RFC 8737) an ACME issuance waits on for this name, if any. */
+  readonly alpn?: (serverName: string) => AlpnAnswer | undefined;
 }
 
 export interface TlsDoor extends Door {
@@ -149,8 +152,31 @@ export async function openTlsDoor(opts: TlsDoorOptions): Promise<TlsDoor> {
       if (inFlight === 0) idle?.();
     };
   };
+  const alpn = opts.alpn;
+  // A handshake whose ALPN chose acme-tls/1 gets the answer, never an ordinary certificate.
+  const acmeHandshakes = new WeakMap<object, AlpnAnswer>();
   const server: Server = createServer({
-    SNICallback: (serverName, cb) => {
+    // Node runs ALPNCallback before SNICallback, both with the handshake's socket as `this`: the
+    // first notes an ACME validation, the second presents its answer (RFC 8737 section 3). An
+    // authority offers acme-tls/1 alone; any other client keeps http/1.1, and one that does not
+    // offer it could not speak to this door: it is told so (RFC 7301 no_application_protocol).
+    ...(alpn ? {
+      ALPNCallback(this: unknown, { servername, protocols }: { servername: string; protocols: string[] }): string | undefined {
+        if (protocols.length === 1 && protocols[0] === ACME_TLS_ALPN) {
+          const answer = servername ? alpn(servername) : undefined;
+          if (answer === undefined) return undefined; // no validation waits on this name: the handshake ends
+          acmeHandshakes.set(this as object, answer);
+          return ACME_TLS_ALPN;
+        }
+        return protocols.includes('http/1.1') ? 'http/1.1' : undefined;
+      },
+    } : {}),
+    SNICallback(this: unknown, serverName: string, cb: (err: Error | null, ctx?: SecureContext) => void) {
+      const answer = acmeHandshakes.get(this as object);
+      if (answer !== undefined) {
+        cb(null, createSecureContext({ cert: answer.cert, key: answer.key }));
+        return;
+      }
       const chosen = opts.resolve(serverName);
       if (chosen instanceof Error) {
         opts.onHandshakeError?.(chosen, serverName);
@@ -168,6 +194,10 @@ export async function openTlsDoor(opts: TlsDoorOptions): Promise<TlsDoor> {
       return;
     }
     if (pending) pending.catch((err: unknown) => opts.onError(err, ex));
+  });
+  // The authority closes after the handshake (RFC 8737 section 3); nothing is served on it.
+  server.on('secureConnection', (socket) => {
+    if (socket.alpnProtocol === ACME_TLS_ALPN) socket.end();
   });
   server.on('tlsClientError', (err, socket) => {
     const name = (socket as unknown as { servername?: string | false }).servername;

@@ -320,4 +320,34 @@ export const TrustedAuthority = defineEntity({
 });
 export type TrustedAuthority = InferEntity<typeof TrustedAuthority>;
 
-export const ENTITIES = [Account, Session, Token, Change, Route, Role, Organisation, VaultEntry, SigningKeyRow, Schedule, ScheduleRun, SettingRow, CertificateRow, PlacementRow, ConsoleTrafficRow, TrustedAuthority];
+/**
+ * An ACME authority: a named ACME account (spec 1.2 rule 19, 2.5). The account key is sealed
+ * (context `acme-account/<id>`); the EAB HMAC key is a `$name` vault reference kept as written,
+ * or the literal sealed under `acme-hmac/<id>`.
+ */
+export const AcmeAuthorityRow = defineEntity({
+  name: 'AcmeAuthorityRow',
+  tableName: 'acme_authorities',
+  properties: (p) => ({
+    id: p.string().primary(),
+    name: p.string().unique(),
+    directory: p.string(),
+    rootCa: p.text().nullable(),
+    email: p.string().nullable(),
+    eabKid: p.string().nullable(),
+    eabHmac: p.text().nullable(),
+    termsAccepted: p.boolean(),
+    /** http-01 | tls-alpn-01: tried first when the authority offers it. */
+    challenge: p.string(),
+    accountKeySealed: p.text().nullable(),
+    accountUrl: p.string().nullable(),
+    createdAt: p.bigint('number'),
+    updatedAt: p.bigint('number'),
+  }),
+});
+export type AcmeAuthorityRow = InferEntity<typeof AcmeAuthorityRow>;
+
+export const ENTITIES = [
+  Account, Session, Token, Change, Route, Role, Organisation, VaultEntry, SigningKeyRow, Schedule, ScheduleRun, SettingRow,
+  CertificateRow, PlacementRow, ConsoleTrafficRow, TrustedAuthority, AcmeAuthorityRow,
+];

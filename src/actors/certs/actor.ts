@@ -15,9 +15,13 @@ import { settingsHandlers, trafficTells } from './settings-handlers.ts';
 import { doorHandlers } from './door-handlers.ts';
 import { readFilePair } from './sources/file.ts';
 import { startDigest } from './digest-loop.ts';
+import { acmeAuthorityHandlers } from './acme-authorities.ts';
+import { startAcmeIssuer } from './acme-issuer.ts';
+import { RelayedChallenges } from './challenge-relay.ts';
 
 runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
-  const store = await openStore({ ...init.store, poolSize: 2 });
+  // One connection more than the calls need: an order's issuance holds one on PostgreSQL (its lock).
+  const store = await openStore({ ...init.store, poolSize: 3 });
   const masterKey = Buffer.from(init.masterKey, 'base64');
   let mark = '';
   let records = new Map<string, CertRecord>();
@@ -91,17 +95,26 @@ runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
     records: () => [...records.values()],
   });
 
+  // A new worker has no issuance in flight: answers an earlier one left posted are taken down.
+  ctx.emit({ type: 'acme.challenge', change: { op: 'clear' } });
+  const issuer = startAcmeIssuer({
+    store, masterKey, clock: ctx.clock, log: ctx.log, licensed: init.licensed, publish,
+    board: new RelayedChallenges((change) => ctx.emit({ type: 'acme.challenge', change })),
+  });
+
   const deps: CertDeps = {
     store, masterKey, node: init.node, now: () => ctx.clock.now(), caller: () => ctx.caller(), publish,
     written: (rows) => ctx.emit({ type: 'audit.written', rows: [...rows] }),
     dataDir: init.dataDir, internalNames: init.internalNames,
     record: (id) => records.get(id),
+    acme: { licensed: init.licensed, request: issuer.request },
   };
 
   return {
-    handlers: { ...certificateHandlers(deps), ...settingsHandlers(deps), ...doorHandlers(deps) },
+    handlers: { ...certificateHandlers(deps), ...settingsHandlers(deps), ...doorHandlers(deps), ...acmeAuthorityHandlers(deps) },
     told: trafficTells(deps),
     stop: async () => {
+      await issuer.stop();
       rereadTimer.cancel();
       await rereading;
       await digest.stop();

@@ -7,12 +7,16 @@ import type { StoreOptions } from '../../store/orm.ts';
 import type { AuditRow } from '../../store/audit.ts';
 import type { CertCalls, CertEvent, CertInit, CertTells } from './messages.ts';
 import { TlsView } from './view.ts';
+import { AcmeChallenges } from '../../core/tls/acme-challenges.ts';
+import { applyChallenge } from './challenge-relay.ts';
 
 /** A console caller is told to the actor at most this often per door, unless the peer changes. */
 const TRAFFIC_EVERY_MS = 1000;
 
 export class CertClient {
   readonly view = new TlsView();
+  /** ACME answers in flight, posted by the actor's issuer; the doors serve them. */
+  readonly challenges = new AcmeChallenges();
   readonly host: ActorHost<CertCalls, CertInit, CertEvent, CertTells>;
   readonly #told = new Map<string, { peer: string; at: number }>();
   readonly #clock: Clock;
@@ -22,6 +26,8 @@ export class CertClient {
     internalNames: readonly string[]; pollMs?: number;
     mail: CertInit['mail']; digestHorizonDays: number;
     onAuditWritten?: (rows: readonly AuditRow[]) => void;
+    /** ACME issuance (licensed edition); off, orders are kept and never asked. */
+    licensed?: boolean;
   }) {
     this.#clock = opts.clock;
     this.host = new ActorHost<CertCalls, CertInit, CertEvent, CertTells>({
@@ -30,11 +36,13 @@ export class CertClient {
       init: () => ({
         store: opts.store, masterKey: opts.masterKey.toString('base64'), node: opts.node, dataDir: opts.dataDir,
         internalNames: opts.internalNames, pollMs: opts.pollMs ?? 1000, mail: opts.mail, digestHorizonDays: opts.digestHorizonDays,
+        licensed: opts.licensed ?? false,
       }),
       log: opts.log,
       clock: opts.clock,
       onEvent: (event) => {
         if (event.type === 'audit.written') opts.onAuditWritten?.(event.rows);
+        else if (event.type === 'acme.challenge') applyChallenge(this.challenges, event.change);
         else this.view.apply(event.snapshot);
       },
     });

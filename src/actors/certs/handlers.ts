@@ -14,6 +14,7 @@ import { checkLeaving } from './safety.ts';
 import { fromImport } from './sources/import.ts';
 import { checkFilePaths, readFilePair } from './sources/file.ts';
 import type { Obtained } from './sources/obtained.ts';
+import { createOrder, placeOrder, type AcmeDeps } from './acme-orders.ts';
 
 // node-forge and acme-client take a second or more to load on a busy machine: loaded on first use,
 // so the actor (and the gateway) start without them.
@@ -25,6 +26,8 @@ export interface CertDeps extends WriteDeps {
   readonly internalNames: readonly string[];
   /** The record of a certificate as the last publish built it. */
   record(id: string): CertRecord | undefined;
+  /** ACME orders: the edition and the background issuer; absent, orders are refused. */
+  readonly acme?: AcmeDeps;
 }
 
 type CertificateCalls = Pick<CertCalls, 'cert.create' | 'cert.delete' | 'cert.place' | 'cert.csr' | 'cert.answer'>;
@@ -91,6 +94,8 @@ export function certificateHandlers(deps: CertDeps): ActorHandlers<CertificateCa
         row = { name: nameOf(input, o.names[0] ?? 'file'), source: 'file', ...material(o), certPem: o.certPem, keySealed: null, csrPem: null, certPath: paths.certPath, keyPath: paths.keyPath, authority: null, status: null, detail: null };
         break;
       }
+      case 'acme':
+        return createOrder(deps, input);
       default:
         throw invalidField('source', 'source is import, file, self-signed or csr (acme on the licensed edition).');
     }
@@ -126,10 +131,12 @@ export function certificateHandlers(deps: CertDeps): ActorHandlers<CertificateCa
 
     'cert.place': async ({ id, planes, replace, via }) => {
       const wanted = checkPlanes(planes);
+      let ask = false;
       const placed = await write(deps, 'tls', async (em, audit) => {
         const row = await em.findOne(CertificateRow, { id });
         if (!row) return false;
-        if (!row.certPem) throw new GatewayError('tls.not-servable', row.source === 'csr' ? 'A pending signing request serves nothing: adopt the authority\'s answer first.' : 'This certificate has not been issued yet; it can be placed once it is.', 'planes');
+        if (row.source === 'acme') ask = placeOrder(deps, row, wanted);
+        else if (!row.certPem) throw new GatewayError('tls.not-servable', row.source === 'csr' ? 'A pending signing request serves nothing: adopt the authority\'s answer first.' : 'This certificate has not been issued yet; it can be placed once it is.', 'planes');
         if (wanted.includes('internal') && !row.names.some((n) => deps.internalNames.some((i) => covers([n], i)))) {
           throw new GatewayError('tls.internal-name', deps.internalNames.length === 0
             ? 'The internal plane takes only a certificate carrying a name the services call it by, and none is known: set GATEWAY_INTERNAL_NAMES.'
@@ -163,7 +170,9 @@ export function certificateHandlers(deps: CertDeps): ActorHandlers<CertificateCa
         audit.note({ action: 'certificate.place', target: { kind: 'certificate', id, name: row.name }, before: { planes: mine }, after: { planes: wanted } });
         return true;
       });
-      return placed === false ? null : deps.record(id)!;
+      if (placed === false) return null;
+      if (ask) deps.acme?.request(id);
+      return deps.record(id)!;
     },
 
     'cert.csr': async ({ id }) => {

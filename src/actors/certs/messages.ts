@@ -8,6 +8,10 @@
 import type { StoreOptions } from '../../store/orm.ts';
 import type { AuditRow } from '../../store/audit.ts';
 import type { DoorSettings } from '../../core/tls/door-names.ts';
+import type { AlpnAnswer } from '../../core/tls/acme-challenges.ts';
+import type { AcmeAuthorityInput, AcmeChallengeType } from '../../core/tls/acme-authority.ts';
+
+export type { AcmeAuthorityInput, AcmeChallengeType };
 
 /** The planes as the TLS API names them: console = control, app = data. */
 export type TlsPlane = 'console' | 'app' | 'internal';
@@ -96,7 +100,9 @@ export type NewCertificate =
   | { readonly source: 'import'; readonly name?: string; readonly cert: string; readonly key: string }
   | { readonly source: 'file'; readonly name?: string; readonly certPath: string; readonly keyPath: string }
   | { readonly source: 'self-signed'; readonly name?: string; readonly names: readonly string[]; readonly days?: number }
-  | { readonly source: 'csr'; readonly name?: string; readonly names: readonly string[]; readonly subject?: Readonly<Record<string, string>> };
+  | { readonly source: 'csr'; readonly name?: string; readonly names: readonly string[]; readonly subject?: Readonly<Record<string, string>> }
+  /** An order, named `Ask <authority>`: asked of the authority (id or name) once placed (licensed). */
+  | { readonly source: 'acme'; readonly authority: string; readonly names: readonly string[] };
 
 /** How the request that asks a TLS change reached the console, for the safety rules of 1.2 rule 7. */
 export interface Via {
@@ -106,7 +112,39 @@ export interface Via {
 
 export type CertEvent =
   | { readonly type: 'snapshot'; readonly snapshot: TlsSnapshot }
-  | { readonly type: 'audit.written'; readonly rows: readonly AuditRow[] };
+  | { readonly type: 'audit.written'; readonly rows: readonly AuditRow[] }
+  /** An ACME answer posted or taken down: the main thread's doors serve it (`AcmeChallenges`). */
+  | { readonly type: 'acme.challenge'; readonly change: ChallengeChange };
+
+/** What the issuer in the worker does to the main thread's challenge board. */
+export type ChallengeChange =
+  | { readonly op: 'add-http01'; readonly token: string; readonly keyAuthorization: string }
+  | { readonly op: 'remove-http01'; readonly token: string }
+  | { readonly op: 'add-alpn01'; readonly name: string; readonly answer: AlpnAnswer }
+  | { readonly op: 'remove-alpn01'; readonly name: string; readonly answer: AlpnAnswer }
+  /** A new worker has no issuance in flight: whatever an earlier one left posted goes. */
+  | { readonly op: 'clear' };
+
+/** An ACME authority as the API answers it: never an HMAC key or an account key. */
+export interface AcmeAuthorityRecord {
+  readonly id: string;
+  readonly name: string;
+  readonly directory: string;
+  readonly rootCa: string | null;
+  readonly email: string | null;
+  /** `hmacKey` is the `$name` vault reference as written, or `sealed` for a literal kept sealed. */
+  readonly eab: { readonly kid: string; readonly hmacKey: string } | null;
+  readonly termsAccepted: boolean;
+  readonly challenge: AcmeChallengeType;
+  /** The account the authority gave at the first order; null until then (or after a new directory). */
+  readonly accountUrl: string | null;
+  /** Orders (certificates) asking this authority, and whether one is placed (the authority is armed). */
+  readonly orders: number;
+  readonly armed: boolean;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
 
 export type CertCalls = {
   'cert.create': { args: NewCertificate; result: CertRecord };
@@ -120,6 +158,11 @@ export type CertCalls = {
   'tls.redirect': { args: RedirectSettings; result: TlsSettings };
   'tls.door': { args: { plane: DoorPlane; door: DoorSettings }; result: TlsSettings };
   'tls.traffic': { args: null; result: ConsoleTraffic[] };
+  /** Creates (id null) or replaces an authority; null: no authority has this id. */
+  'acme.authority.put': { args: { id: string | null; authority: AcmeAuthorityInput }; result: AcmeAuthorityRecord | null };
+  'acme.authority.list': { args: null; result: AcmeAuthorityRecord[] };
+  /** Refused while orders ask it (`acme.authority-in-use`); false: no such authority. */
+  'acme.authority.delete': { args: { id: string }; result: boolean };
 };
 
 export type CertTells = {
@@ -139,6 +182,8 @@ export interface CertInit {
   /** Where the daily expiry digest goes; null: one operational log line. */
   readonly mail: { readonly url: string; readonly from: string; readonly to: readonly string[] } | null;
   readonly digestHorizonDays: number;
+  /** ACME issuance runs on the licensed edition only; on community, orders are kept, never asked. */
+  readonly licensed: boolean;
 }
 
 /** The console traffic window (spec 1.2 rule 7, section 8). */
@@ -148,3 +193,7 @@ export const FILE_REREAD_MS = 30_000;
 /** HSTS duration: one day by default, two years at most (spec 1.2 rule 12, section 8). */
 export const HSTS_DEFAULT = 86_400;
 export const HSTS_MAX = 63_072_000;
+/** An ACME certificate is renewed once less than this part of its lifetime remains. */
+export const ACME_RENEW_FRACTION = 1 / 3;
+/** How often placed orders are looked at for a certificate to ask or renew (on the clock). */
+export const ACME_CHECK_MS = 3600_000;

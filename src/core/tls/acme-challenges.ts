@@ -75,6 +75,12 @@ export class AcmeChallenges implements ChallengeBoard {
     if (this.#alpn.get(key) === answer) this.#alpn.delete(key);
   }
 
+  /** Takes every answer down (the issuer that posted them is gone). */
+  clear(): void {
+    this.#http.clear();
+    this.#alpn.clear();
+  }
+
   /** How many answers wait (for a status line and for tests). */
   get size(): number {
     return this.#http.size + this.#alpn.size;

@@ -24,8 +24,8 @@ export interface AuthorityPem {
 const PRIVATE_KEY = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/i;
 const BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END \1-----/g;
 
-function invalid(sentence: string): GatewayError {
-  return new GatewayError('tls.certificate-invalid', sentence, 'pem');
+function invalid(sentence: string, field: string): GatewayError {
+  return new GatewayError('tls.certificate-invalid', sentence, field);
 }
 
 /** The X.509 subject as one line; Node gives one attribute a line. */
@@ -34,24 +34,25 @@ function subjectLine(cert: X509Certificate): string {
 }
 
 /** Reads an authority's PEM: one or several certificates, and nothing else. */
-export function readAuthorityPem(pem: string): AuthorityPem {
+/** `field` names the request field the PEM came in (`pem`, or an ACME authority's `rootCa`). */
+export function readAuthorityPem(pem: string, field = 'pem'): AuthorityPem {
   if (PRIVATE_KEY.test(pem)) {
-    throw new GatewayError('tls.key-in-authority', 'The PEM holds a private key, and it was not stored: a trusted authority is a public certificate only. Send the authority\'s certificate without its key.', 'pem');
+    throw new GatewayError('tls.key-in-authority', 'The PEM holds a private key, and it was not stored: a trusted authority is a public certificate only. Send the authority\'s certificate without its key.', field);
   }
   const certs: X509Certificate[] = [];
   let index = 0;
   for (const m of pem.matchAll(BLOCK)) {
     index++;
     const label = m[1]!;
-    if (label !== 'CERTIFICATE') throw invalid(`Block ${index} of the PEM is a ${label}; a trusted authority holds certificates only.`);
+    if (label !== 'CERTIFICATE') throw invalid(`Block ${index} of the PEM is a ${label}; a trusted authority holds certificates only.`, field);
     try {
       certs.push(new X509Certificate(m[0]));
     } catch {
-      throw invalid(`Certificate ${index} of the PEM cannot be read as an X.509 certificate.`);
+      throw invalid(`Certificate ${index} of the PEM cannot be read as an X.509 certificate.`, field);
     }
   }
   const first = certs[0];
-  if (first === undefined) throw invalid('The PEM holds no certificate (-----BEGIN CERTIFICATE----- … -----END CERTIFICATE-----).');
+  if (first === undefined) throw invalid('The PEM holds no certificate (-----BEGIN CERTIFICATE----- … -----END CERTIFICATE-----).', field);
   const ends = certs.map((c) => Math.floor(Date.parse(c.validTo) / 1000));
   return {
     subjects: certs.map(subjectLine),

@@ -4,12 +4,13 @@
  */
 import type { Router } from '../../http/router.ts';
 import type { Exchange } from '../../http/exchange.ts';
-import { GatewayError, invalidField } from '../../http/errors.ts';
+import { invalidField } from '../../http/errors.ts';
 import type { CertRecord, NewCertificate, TlsPlane, Via } from '../../actors/certs/messages.ts';
 import { listMountCertificates } from '../../actors/certs/sources/file.ts';
 import type { GatewayContext } from '../context.ts';
 import { callerOf, type Principal } from '../principal.ts';
 import { requireCapability } from './auth.ts';
+import { requireLicensed } from '../edition.ts';
 import { idParam, notFound, seconds, STRINGS, WRITE_REFUSALS } from './resource-docs.ts';
 
 const TAGS = ['tls'];
@@ -40,16 +41,17 @@ export function certificateBody(gw: GatewayContext, r: CertRecord): Record<strin
   return { ...r, expiresIn: r.notAfter === null ? null : r.notAfter - seconds(gw.clock.now()), createdAt: seconds(r.createdAt) };
 }
 
-function newCertificate(body: unknown): NewCertificate {
+function newCertificate(gw: GatewayContext, body: unknown): NewCertificate {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalidField('source', 'Send an object with source and its fields.');
   const b = body as Record<string, unknown>;
   switch (b.source) {
     case 'import': case 'file': case 'self-signed': case 'csr':
       return b as unknown as NewCertificate;
     case 'acme':
-      throw new GatewayError('licensed-edition', 'ACME certificates (Ask <authority>) belong to the licensed edition.');
+      requireLicensed(gw.settings, 'ACME certificates (Ask <authority>)');
+      return b as unknown as NewCertificate;
     default:
-      throw invalidField('source', 'source is import {cert, key}, file {certPath, keyPath}, self-signed {names, days?} or csr {names, subject?}.');
+      throw invalidField('source', 'source is import {cert, key}, file {certPath, keyPath}, self-signed {names, days?}, csr {names, subject?} or acme {authority, names} (licensed edition).');
   }
 }
 
@@ -79,12 +81,13 @@ export function addTlsApi(router: Router<Principal>, gw: GatewayContext): void {
   });
 
   router.add('POST', '/api/certificates', {
-    summary: 'Add a certificate: import, file, self-signed or signing request', tags: TAGS, auth: 'session',
+    summary: 'Add a certificate: import, file, self-signed, signing request, or an ACME order (licensed)', tags: TAGS, auth: 'session',
+    description: 'An ACME order {source: "acme", authority: <id or name>, names} is named "Ask <authority>" and stays in state requesting until issued; it is asked of the authority once placed on the console or the application (never the internal plane).',
     body: { type: 'object', required: ['source'], properties: { source: { type: 'string', enum: ['import', 'file', 'self-signed', 'csr', 'acme'] } } },
     responses: { 201: { description: 'created', schema: CERTIFICATE }, ...WRITE_REFUSALS },
   }, async (ctx) => {
     requireCapability(ctx.principal, 'infra-admin');
-    const input = newCertificate(await ctx.json());
+    const input = newCertificate(gw, await ctx.json());
     const created = await gw.certs.call('cert.create', input, callerOf(ctx.principal, ctx.ex));
     return { status: 201, headers: { location: `/api/certificates/${created.id}` }, body: certificateBody(gw, created) };
   });

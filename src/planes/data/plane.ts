@@ -14,6 +14,7 @@ import { errorAttrs } from '../../log/logger.ts';
 import { endpointAudit } from './endpoint-audit.ts';
 import { hstsValue, redirectTarget, withHsts } from './https-policy.ts';
 import { clientOf } from '../forwarded.ts';
+import { answerAcmeChallenge } from '../acme-challenge.ts';
 
 const APP_COOKIE = SESSION_COOKIES.app;
 const OWN_COOKIES: ReadonlySet<string> = new Set(Object.values(SESSION_COOKIES));
@@ -74,6 +75,7 @@ export function dataPlane(gw: GatewayContext, pools: UpstreamPools): ExchangeHan
 
   return async (given) => {
     let ex = given;
+    if (answerAcmeChallenge(gw, ex)) return;
     if (ex.secure) {
       const hsts = hstsValue(gw, ex);
       if (hsts !== undefined) ex = withHsts(ex, hsts);
