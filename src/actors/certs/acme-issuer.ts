@@ -24,7 +24,7 @@ import { errorAttrs, type Logger } from '../../log/logger.ts';
 import { seal, UnsealError } from '../../core/vault/seal.ts';
 import type { ChallengeBoard } from '../../core/tls/acme-challenges.ts';
 import { GatewayError } from '../../http/errors.ts';
-import { issueCertificate, type AcmeChallengeType } from './sources/acme.ts';
+import type { AcmeChallengeType } from './sources/acme.ts';
 import { obtain, type Obtained } from './sources/obtained.ts';
 import { accountContext, authoritySecrets } from './acme-authorities.ts';
 import { keyContext } from './records.ts';
@@ -88,6 +88,8 @@ export function startAcmeIssuer(opts: IssuerOptions): AcmeIssuer {
       if (!authority) throw new GatewayError('acme.authority-unknown', 'The authority of this order no longer exists.');
       const secrets = await authoritySecrets(em, opts.masterKey, authority);
       log.info(renewing ? 'acme renewal asked' : 'acme order asked', { certificate: id, authority: authority.name, names: row.names.join(', ') });
+      // acme-client loads on first use: a gateway with no order never pays for it.
+      const { issueCertificate } = await import('./sources/acme.ts');
       const got = await issueCertificate({
         directory: authority.directory, ...(authority.rootCa ? { rootCa: authority.rootCa } : {}),
         ...(secrets.accountKey !== undefined ? { accountKey: secrets.accountKey } : {}),
