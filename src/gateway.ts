@@ -148,7 +148,7 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
         ...(plane !== 'internal' ? { alpn: (name: string) => certs.challenges.alpn01(name) } : {}),
       }),
     }, log);
-    const tlsDoors = followTlsDoors({ view: certs.view, doors, settings, clock, log });
+    const tlsDoors = followTlsDoors({ view: certs.view, doors, settings, log });
     const ctx: GatewayContext = {
       settings, version: VERSION, hub: opts.hub, log, clock, config, schedules, audit, certs, doors, tlsDoors, pool,
       // Once a certificate is placed, sentences name the HTTPS address (spec 1.2 rule 4).

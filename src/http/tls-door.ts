@@ -1,15 +1,14 @@
 /**
- * The HTTPS doors, on node:tls (node:https). They build the same Exchange as the uWS plain doors,
- * so the plane handlers serve both unchanged, and apply the same answer rules (answer-rules.ts).
- * The certificate is chosen at each handshake by the door's resolver (SNI); without a server
- * name the door presents its fallback, which `setFallback` swaps for new handshakes while open
- * connections keep theirs. WebSocket routes are served through `ws` (tls-sockets.ts).
+ * The HTTPS doors, on node:tls. They build the same Exchange as the uWS plain doors, so the plane
+ * handlers serve both unchanged, and apply the same answer rules (answer-rules.ts). Each
+ * connection's ClientHello is read first (client-hello.ts): the resolver chooses the certificate
+ * for the server name asked (none: the plane's fallback), and the handshake starts with exactly
+ * that one, so a swap changes what new handshakes get while open connections keep theirs.
+ * node:http then serves the TLS socket; WebSocket routes go through `ws` (tls-sockets.ts).
  */
-import { createServer, type Server } from 'node:https';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createSecureContext, type SecureContext } from 'node:tls';
-import type { Clock } from '../clock/clock.ts';
-import type { PlaneName } from '../settings/settings.ts';
+import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createSecureContext, TLSSocket, type SecureContext } from 'node:tls';
 import { formatAddress } from '../settings/address.ts';
 import { GatewayError } from './errors.ts';
 import type { Exchange, OutgoingHeaders } from './exchange.ts';
@@ -17,21 +16,26 @@ import { CLOSING, bodiless, doorOwned, headLength } from './answer-rules.ts';
 import { DoorBindError, type Door, type DoorOptions } from './uws-door.ts';
 import { serveTlsSockets } from './tls-sockets.ts';
 import { peerAddress, readNodeHeaders } from './node-request.ts';
-import { ACME_TLS_ALPN, type AlpnAnswer } from '../core/tls/acme-challenges.ts';
+import { MAX_HELLO_BYTES, readClientHello } from './client-hello.ts';
+
+/** RFC 8737: the protocol an ACME authority offers alone to validate a name over TLS. */
+const ACME_TLS_ALPN = 'acme-tls/1';
+/** A client that has not finished its handshake by then is cut off. */
+const HANDSHAKE_TIMEOUT_MS = 10_000;
 
 export interface TlsDoorOptions extends DoorOptions {
-  /** The context for a handshake that asked `serverName`; an Error refuses it (the log says why). */
-  readonly resolve: (serverName: string) => SecureContext | Error;
+  /**
+   * The context for a handshake that asked `serverName` (undefined: it named none, rule 9's
+   * fallback); an Error refuses it, and says why.
+   */
+  readonly resolve: (serverName: string | undefined) => SecureContext | Error;
   /** Told when a handshake is refused, for the operational log. */
   readonly onHandshakeError?: (err: Error, serverName: string | undefined) => void;
   /** The TLS-ALPN-01 answer (RFC 8737) an ACME issuance waits on for this name, if any. */
-  readonly alpn?: (serverName: string) => AlpnAnswer | undefined;
+  readonly alpn?: (serverName: string) => { readonly cert: string; readonly key: string } | undefined;
 }
 
-export interface TlsDoor extends Door {
-  /** What a handshake without a server name gets from now on (rule 9's fallback). */
-  setFallback(material: { cert: string; key: string } | undefined): void;
-}
+export type TlsDoor = Door;
 
 type MutableExchange = { -readonly [K in keyof Exchange]: Exchange[K] };
 
@@ -152,39 +156,7 @@ export async function openTlsDoor(opts: TlsDoorOptions): Promise<TlsDoor> {
       if (inFlight === 0) idle?.();
     };
   };
-  const alpn = opts.alpn;
-  // A handshake whose ALPN chose acme-tls/1 gets the answer, never an ordinary certificate.
-  const acmeHandshakes = new WeakMap<object, AlpnAnswer>();
-  const server: Server = createServer({
-    // Node runs ALPNCallback before SNICallback, both with the handshake's socket as `this`: the
-    // first notes an ACME validation, the second presents its answer (RFC 8737 section 3). An
-    // authority offers acme-tls/1 alone; any other client keeps http/1.1, and one that does not
-    // offer it could not speak to this door: it is told so (RFC 7301 no_application_protocol).
-    ...(alpn ? {
-      ALPNCallback(this: unknown, { servername, protocols }: { servername: string; protocols: string[] }): string | undefined {
-        if (protocols.length === 1 && protocols[0] === ACME_TLS_ALPN) {
-          const answer = servername ? alpn(servername) : undefined;
-          if (answer === undefined) return undefined; // no validation waits on this name: the handshake ends
-          acmeHandshakes.set(this as object, answer);
-          return ACME_TLS_ALPN;
-        }
-        return protocols.includes('http/1.1') ? 'http/1.1' : undefined;
-      },
-    } : {}),
-    SNICallback(this: unknown, serverName: string, cb: (err: Error | null, ctx?: SecureContext) => void) {
-      const answer = acmeHandshakes.get(this as object);
-      if (answer !== undefined) {
-        cb(null, createSecureContext({ cert: answer.cert, key: answer.key }));
-        return;
-      }
-      const chosen = opts.resolve(serverName);
-      if (chosen instanceof Error) {
-        opts.onHandshakeError?.(chosen, serverName);
-        cb(chosen);
-      } else cb(null, chosen);
-    },
-    keepAliveTimeout: 10_000,
-  }, (req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     const ex = exchangeOf(req, res, opts, () => draining, begin());
     let pending: void | Promise<void>;
     try {
@@ -194,30 +166,77 @@ export async function openTlsDoor(opts: TlsDoorOptions): Promise<TlsDoor> {
       return;
     }
     if (pending) pending.catch((err: unknown) => opts.onError(err, ex));
+  };
+  const http: Server = createHttpServer({ keepAliveTimeout: 10_000 }, handle);
+  const sockets = serveTlsSockets(http, opts, { begin, draining: () => draining });
+
+  const refuse = (raw: Socket, err: Error, serverName: string | undefined) => {
+    opts.onHandshakeError?.(err, serverName);
+    raw.destroy();
+  };
+  /** Starts TLS on a socket whose ClientHello was read, with the one certificate chosen for it. */
+  const secure = (raw: Socket, received: Buffer, serverName: string | undefined, protocols: readonly string[]) => {
+    let context: SecureContext | Error;
+    let acme = false;
+    // An authority validating a name offers acme-tls/1 alone; it gets the answer, never a certificate.
+    if (opts.alpn && serverName && protocols.length === 1 && protocols[0] === ACME_TLS_ALPN) {
+      const answer = opts.alpn(serverName);
+      if (!answer) return refuse(raw, new Error(`no ACME validation waits on ${serverName}`), serverName);
+      context = createSecureContext({ cert: answer.cert, key: answer.key });
+      acme = true;
+    } else {
+      context = opts.resolve(serverName);
+    }
+    if (context instanceof Error) return refuse(raw, context, serverName);
+    raw.pause();
+    raw.unshift(received);
+    const tls = new TLSSocket(raw, { isServer: true, secureContext: context, ALPNProtocols: acme ? [ACME_TLS_ALPN] : ['http/1.1'] });
+    const timer = setTimeout(() => tls.destroy(), HANDSHAKE_TIMEOUT_MS);
+    tls.once('secure', () => {
+      clearTimeout(timer);
+      // The authority closes after the handshake (RFC 8737 section 3); nothing is served on it.
+      if (acme) tls.end();
+    });
+    tls.on('error', (err) => {
+      clearTimeout(timer);
+      if (!tls.encrypted || !(tls as unknown as { _secureEstablished?: boolean })._secureEstablished) opts.onHandshakeError?.(err, serverName);
+      tls.destroy();
+    });
+    tls.on('close', () => clearTimeout(timer));
+    if (!acme) http.emit('connection', tls);
+  };
+
+  const tcp: TcpServer = createTcpServer({ pauseOnConnect: true, noDelay: true }, (raw) => {
+    let received: Buffer = Buffer.alloc(0);
+    const timer = setTimeout(() => raw.destroy(), HANDSHAKE_TIMEOUT_MS);
+    const onData = (chunk: Buffer) => {
+      received = received.length === 0 ? chunk : Buffer.concat([received, chunk]);
+      const hello = readClientHello(received);
+      if (hello.kind === 'more' && received.length <= MAX_HELLO_BYTES) return;
+      raw.off('data', onData);
+      clearTimeout(timer);
+      if (hello.kind !== 'hello') return refuse(raw, new Error(hello.kind === 'invalid' ? hello.reason : 'ClientHello too large'), undefined);
+      secure(raw, received, hello.serverName, hello.protocols);
+    };
+    raw.on('data', onData);
+    raw.on('error', () => raw.destroy());
+    raw.on('close', () => clearTimeout(timer));
+    raw.resume();
   });
-  // The authority closes after the handshake (RFC 8737 section 3); nothing is served on it.
-  server.on('secureConnection', (socket) => {
-    if (socket.alpnProtocol === ACME_TLS_ALPN) socket.end();
-  });
-  server.on('tlsClientError', (err, socket) => {
-    const name = (socket as unknown as { servername?: string | false }).servername;
-    opts.onHandshakeError?.(err, typeof name === 'string' ? name : undefined);
-  });
-  const sockets = serveTlsSockets(server, opts, { begin, draining: () => draining });
 
   await new Promise<void>((resolve, reject) => {
     const fail = (err: NodeJS.ErrnoException) => {
-      server.close();
+      tcp.close();
       reject(new DoorBindError(`the ${opts.plane} plane cannot listen for HTTPS on ${formatAddress(opts.host, opts.port)} (${err.code === 'EADDRINUSE' ? 'address in use' : err.code === 'EADDRNOTAVAIL' ? 'not an address of this machine' : err.code === 'EACCES' ? 'permission denied' : err.message})`));
     };
-    server.once('error', fail);
-    server.listen({ host: opts.host, port: opts.port, exclusive: true }, () => {
-      server.off('error', fail);
+    tcp.once('error', fail);
+    tcp.listen({ host: opts.host, port: opts.port, exclusive: true }, () => {
+      tcp.off('error', fail);
       resolve();
     });
   });
-  server.on('error', () => undefined);
-  const port = (server.address() as { port: number }).port;
+  tcp.on('error', () => undefined);
+  const port = (tcp.address() as { port: number }).port;
   let accepting = true;
 
   const door: TlsDoor = {
@@ -226,16 +245,12 @@ export async function openTlsDoor(opts: TlsDoorOptions): Promise<TlsDoor> {
     address: formatAddress(opts.host, port),
     port,
     get inFlight() { return inFlight; },
-    setFallback(material) {
-      // A server without a default context refuses handshakes that name no server.
-      server.setSecureContext(material ? { cert: material.cert, key: material.key } : {});
-    },
     stopAccepting() {
       if (!accepting) return;
       accepting = false;
       draining = true;
-      server.close();
-      server.closeIdleConnections();
+      tcp.close();
+      http.closeIdleConnections();
     },
     drain(timeoutMs) {
       draining = true;
@@ -248,7 +263,7 @@ export async function openTlsDoor(opts: TlsDoorOptions): Promise<TlsDoor> {
     close() {
       door.stopAccepting();
       sockets.closeAll();
-      server.closeAllConnections();
+      http.closeAllConnections();
     },
   };
   return door;

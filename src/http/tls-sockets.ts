@@ -3,7 +3,7 @@
  * buffering limit and pings as on the plain doors (uws-door.ts), so a feed works the same over
  * either door.
  */
-import type { Server } from 'node:https';
+import type { Server } from 'node:http';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';

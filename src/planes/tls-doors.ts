@@ -1,11 +1,10 @@
 /**
  * Keeps the doors in line with the certificate store (spec 1.2 rules 1, 3, 6): a plane's HTTPS
- * door is open while a certificate is presented there and closed when none is; its fallback
- * (a handshake naming no server) follows the oldest placed; a plain port switched off listens on
+ * door is open while a certificate is presented there and closed when none is (each handshake
+ * asks the view which certificate to present); a plain port switched off listens on
  * 127.0.0.1 only. Changes are applied one at a time, in order.
  */
 import type { Logger } from '../log/logger.ts';
-import type { Clock } from '../clock/clock.ts';
 import type { PlaneName, Settings } from '../settings/settings.ts';
 import { isLoopback } from '../settings/address.ts';
 import type { Doors } from '../http/doors.ts';
@@ -27,8 +26,8 @@ export interface TlsDoorControl {
   reconcile(): Promise<void>;
 }
 
-export function followTlsDoors(opts: { view: TlsView; doors: Doors; settings: Settings; clock: Clock; log: Logger }): TlsDoorControl {
-  const { view, doors, settings, clock, log } = opts;
+export function followTlsDoors(opts: { view: TlsView; doors: Doors; settings: Settings; log: Logger }): TlsDoorControl {
+  const { view, doors, settings, log } = opts;
   const loopbackOnly = new Set<TlsPlane>();
   let chain: Promise<void> = Promise.resolve();
 
@@ -37,8 +36,7 @@ export function followTlsDoors(opts: { view: TlsView; doors: Doors; settings: Se
       const plane = PLANE_OF[tp];
       if (view.served(tp).length > 0) {
         try {
-          const door = await doors.ensureHttps(plane);
-          door.setFallback(view.fallback(tp, clock.now()));
+          await doors.ensureHttps(plane);
         } catch (err) {
           // Another node placed it; this one cannot bind: said, and tried again at the next change.
           log.error('an HTTPS door cannot open on this node', { plane, error: (err as Error).message });

@@ -71,17 +71,14 @@ export class TlsView {
     return this.#served.get(plane)!;
   }
 
-  /** The context for a handshake asking `serverName` (rule 9); an Error names what is served. */
+  /**
+   * The context for a handshake asking `serverName` (rule 9; none or a name nobody carries: the
+   * oldest placed); an Error names what is served.
+   */
   contextFor(plane: TlsPlane, serverName: string | undefined, nowMs: number): SecureContext | Error {
     const choice = chooseCertificate(this.#served.get(plane)!, serverName, Math.floor(nowMs / 1000));
     if (choice.kind === 'none') return new Error(describeServed(choice.served));
     return this.#contexts.get(choice.cert.id)!.context;
-  }
-
-  /** What a handshake without a server name gets: the oldest placed (rule 9). */
-  fallback(plane: TlsPlane, nowMs: number): Material | undefined {
-    const choice = chooseCertificate(this.#served.get(plane)!, undefined, Math.floor(nowMs / 1000));
-    return choice.kind === 'none' ? undefined : (choice.cert as Served).material;
   }
 
   /**
