@@ -14,6 +14,7 @@ import { GatewayError } from './errors.ts';
 import type { Exchange, OutgoingHeaders } from './exchange.ts';
 import { CLOSING, bodiless, doorOwned, headLength } from './answer-rules.ts';
 import { DoorBindError, type Door, type DoorOptions } from './uws-door.ts';
+import { InFlight } from './in-flight.ts';
 import { serveTlsSockets } from './tls-sockets.ts';
 import { peerAddress, readNodeHeaders } from './node-request.ts';
 import { MAX_HELLO_BYTES, readClientHello } from './client-hello.ts';
@@ -143,21 +144,10 @@ function exchangeOf(req: IncomingMessage, res: ServerResponse, opts: TlsDoorOpti
 
 /** Binds first: the promise rejects with DoorBindError before anything else changed. */
 export async function openTlsDoor(opts: TlsDoorOptions): Promise<TlsDoor> {
-  let inFlight = 0;
-  let draining = false;
-  let idle: (() => void) | undefined;
-  const begin = () => {
-    inFlight++;
-    let finished = false;
-    return () => {
-      if (finished) return;
-      finished = true;
-      inFlight--;
-      if (inFlight === 0) idle?.();
-    };
-  };
+  const flight = new InFlight();
+  const begin = () => flight.begin();
   const handle = (req: IncomingMessage, res: ServerResponse) => {
-    const ex = exchangeOf(req, res, opts, () => draining, begin());
+    const ex = exchangeOf(req, res, opts, () => flight.draining, begin());
     let pending: void | Promise<void>;
     try {
       pending = opts.handler(ex);
@@ -168,7 +158,7 @@ export async function openTlsDoor(opts: TlsDoorOptions): Promise<TlsDoor> {
     if (pending) pending.catch((err: unknown) => opts.onError(err, ex));
   };
   const http: Server = createHttpServer({ keepAliveTimeout: 10_000 }, handle);
-  const sockets = serveTlsSockets(http, opts, { begin, draining: () => draining });
+  const sockets = serveTlsSockets(http, opts, { begin, draining: () => flight.draining });
 
   const refuse = (raw: Socket, err: Error, serverName: string | undefined) => {
     opts.onHandshakeError?.(err, serverName);
@@ -244,22 +234,15 @@ export async function openTlsDoor(opts: TlsDoorOptions): Promise<TlsDoor> {
     protocol: 'https',
     address: formatAddress(opts.host, port),
     port,
-    get inFlight() { return inFlight; },
+    get inFlight() { return flight.count; },
     stopAccepting() {
       if (!accepting) return;
       accepting = false;
-      draining = true;
+      flight.draining = true;
       tcp.close();
       http.closeIdleConnections();
     },
-    drain(timeoutMs) {
-      draining = true;
-      if (inFlight === 0) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, timeoutMs);
-        idle = () => { clearTimeout(timer); resolve(); };
-      });
-    },
+    drain: (timeoutMs) => flight.drain(timeoutMs),
     close() {
       door.stopAccepting();
       sockets.closeAll();

@@ -7,6 +7,7 @@ import type { Clock } from '../clock/clock.ts';
 import type { PlaneName } from '../settings/settings.ts';
 import { formatAddress } from '../settings/address.ts';
 import { BodyQueue } from './body-queue.ts';
+import { InFlight } from './in-flight.ts';
 import { CLOSING, bodiless, doorOwned, headLength, statusLine } from './answer-rules.ts';
 import { GatewayError } from './errors.ts';
 import type { Exchange, ExchangeHandler, OutgoingHeaders } from './exchange.ts';
@@ -247,24 +248,12 @@ function addSocketRoutes(app: uWS.TemplatedApp, opts: DoorOptions, door: {
 }
 
 export function openUwsDoor(opts: DoorOptions): Door {
-  let inFlight = 0;
-  let draining = false;
-  let idle: (() => void) | undefined;
+  const flight = new InFlight();
   const app = uWS.App();
   const sockets = new Set<DoorSocket>();
 
-  /** Counts a request (or an upgrade) in flight until the returned function is called. */
-  const begin = () => {
-    inFlight++;
-    let finished = false;
-    return () => {
-      if (finished) return;
-      finished = true;
-      inFlight--;
-      if (inFlight === 0) idle?.();
-    };
-  };
-  addSocketRoutes(app, opts, { begin, draining: () => draining, open: sockets });
+  const begin = () => flight.begin();
+  addSocketRoutes(app, opts, { begin, draining: () => flight.draining, open: sockets });
 
   app.any('/*', (res, req) => {
     const finish = begin();
@@ -296,7 +285,7 @@ export function openUwsDoor(opts: DoorOptions): Door {
       });
     }
 
-    const closeHeader = () => (draining ? CLOSING : undefined);
+    const closeHeader = () => (flight.draining ? CLOSING : undefined);
 
     const ex: MutableExchange = {
       plane: opts.plane,
@@ -338,11 +327,11 @@ export function openUwsDoor(opts: DoorOptions): Door {
           const extra = closeHeader();
           if (extra) writeHeaders(res, extra);
           if (ex.method === 'HEAD') {
-            res.endWithoutBody(headLength(hdrs, body), draining);
+            res.endWithoutBody(headLength(hdrs, body), flight.draining);
           } else if (bodiless(status)) {
-            endBodiless(res, draining);
+            endBodiless(res, flight.draining);
           } else {
-            res.end(body ?? '', draining);
+            res.end(body ?? '', flight.draining);
           }
         });
         finish();
@@ -377,8 +366,8 @@ export function openUwsDoor(opts: DoorOptions): Door {
         if (ex.aborted || ex.responded) return;
         ex.responded = true;
         res.cork(() => {
-          if (bodilessHead) endBodiless(res, draining);
-          else res.end(chunk ?? '', draining);
+          if (bodilessHead) endBodiless(res, flight.draining);
+          else res.end(chunk ?? '', flight.draining);
         });
         finish();
       },
@@ -418,21 +407,14 @@ export function openUwsDoor(opts: DoorOptions): Door {
     protocol: 'http',
     address: formatAddress(opts.host, port),
     port,
-    get inFlight() { return inFlight; },
+    get inFlight() { return flight.count; },
     stopAccepting() {
       if (!accepting) return;
       accepting = false;
-      draining = true;
+      flight.draining = true;
       uWS.us_listen_socket_close(bound);
     },
-    drain(timeoutMs) {
-      draining = true;
-      if (inFlight === 0) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, timeoutMs);
-        idle = () => { clearTimeout(timer); resolve(); };
-      });
-    },
+    drain: (timeoutMs) => flight.drain(timeoutMs),
     close() {
       this.stopAccepting();
       for (const socket of [...sockets]) socket.close(CLOSE.goingAway, 'the gateway is stopping; reconnect');

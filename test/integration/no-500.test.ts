@@ -19,7 +19,10 @@ test('no input of any shape produces a 500', async () => {
     '/api/organisations/o1', '/api/organisations/o1/vault/v', '/api/vault/v', '/api/vault', '/.meerkat/session', '/public/../admin', '/%2e%2e/x',
     '/api/settings/schedules', '/api/schedules/live', '/api/schedules/live?tenant=', '/api/schedules/x/runs?limit=-1',
     '/api/schedules?meta.constructor=~native', '/api/schedules?__proto__=x', '/api/schedules/constructor', '/api/schedules/x/run', '/api/schedules/live?constructor=1',
-    '/api/schedules?cursor=%ff&limit=1e3', '/api/schedules?limit=1&cursor=WyJzY2hlZHVsZXMiLDEsIngiXQ', '/api/schedules/x/runs?cursor=!&before=1'];
+    '/api/schedules?cursor=%ff&limit=1e3', '/api/schedules?limit=1&cursor=WyJzY2hlZHVsZXMiLDEsIngiXQ', '/api/schedules/x/runs?cursor=!&before=1',
+    '/api/certificates', '/api/certificates/x', '/api/certificates/x/placement', '/api/certificates/x/csr', '/api/certificates/x/answer', '/api/certificates/mounts',
+    '/api/settings/tls', '/api/settings/tls/ports/app', '/api/settings/tls/ports/x', '/api/settings/tls/doors/console', '/api/settings/tls/redirect',
+    '/api/trusted-authorities', '/api/trusted-authorities/x', '/api/acme/authorities', '/api/acme/authorities/x', '/.well-known/acme-challenge/x'];
   const methods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'PROPFIND', 'TRACE'];
   const bodies: Array<string | undefined> = [undefined, '', '{', 'null', '[]', '"x"', '{"name":null}', '{"name":"root","password":{}}', '{"by":"P1Y"}', '\u0000\u0001', '{"__proto__":{"x":1}}', 'x'.repeat(5000),
     // Shapes of the core resources, each wrong somewhere (a route's paths are never fuzzed, so nothing is proxied).
@@ -31,7 +34,12 @@ test('no input of any shape produces a 500', async () => {
     // Inherited names as fields and keys, and values that are not what a field expects.
     '{"routeId":"r1","every":{"toString":"x"}}', '{"routeId":"r1","every":"PT1H","headers":{"constructor":"x","__proto__":"y"},"metadata":{"valueOf":{}}}',
     '{"run":"r","state":"failed","retryIn":{"valueOf":1}}', '{"run":"r","state":"constructor"}', '{"replayOf":{"toString":"x"}}', '{"__proto__":null,"constructor":{"prototype":{}}}',
-    '{"upstream":"http://127.0.0.1:9","paths":["/fuzz-only"],"identity":{"toString":"x"}}', '{"name":"o","hours":{"timezone":{},"windows":[{"days":[{}],"from":[],"to":1}]}}'];
+    '{"upstream":"http://127.0.0.1:9","paths":["/fuzz-only"],"identity":{"toString":"x"}}', '{"name":"o","hours":{"timezone":{},"windows":[{"days":[{}],"from":[],"to":1}]}}',
+    // Transport security, each wrong somewhere.
+    '{"source":"self-signed","names":[{}]}', '{"source":"import","cert":1,"key":[]}', '{"source":"file","certPath":"/proc/self/environ","keyPath":"x"}',
+    '{"source":"csr","names":["a.test"],"subject":{"constructor":1}}', '{"source":"acme","authority":{}}', '{"planes":"app"}', '{"planes":["app"],"replace":"yes"}',
+    '{"http":"no"}', '{"proxied":"x","names":[1]}', '{"proxied":true,"proxyAddresses":["::/0"]}', '{"forceHttps":true,"hstsMaxAge":1e99}', '{"name":"a","pem":{}}',
+    '{"name":"a","directory":"ftp://x","termsAccepted":"yes","eab":{"kid":1}}'];
   const types = ['application/json', 'text/plain', 'application/problem+json', '', 'multipart/form-data; boundary=x'];
   const auths = [undefined, 'Bearer', 'Bearer mk_x', 'Basic Zm9vOmJhcg==', 'Bearer ' + 'a'.repeat(500)];
   let count = 0;

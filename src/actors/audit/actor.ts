@@ -4,7 +4,7 @@ import { openStore } from '../../store/orm.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import { insertLines, queryEvents, sweepEvents, type AuditRow } from '../../store/audit.ts';
 import { readAuditSettings, sweepLines, writeAuditSettings, writeLastSweep, type AuditSettings } from '../../store/audit-settings.ts';
-import type { Timer } from '../../clock/clock.ts';
+import { every } from '../../clock/every.ts';
 import type { AuditCalls, AuditEntry, AuditEvent, AuditInit, AuditTells } from './messages.ts';
 import { BatchWriter } from './writer.ts';
 import { streamOf } from './messages.ts';
@@ -55,21 +55,8 @@ runActor<AuditInit, AuditCalls, AuditEvent, AuditTells>(async (init, ctx) => {
   };
 
   // Background loops report and go on; the next turn tries again.
-  let sweepTimer: Timer;
-  let sweeping: Promise<unknown> = Promise.resolve();
-  const armSweep = () => {
-    sweepTimer = ctx.clock.after(SWEEP_EVERY_MS, () => {
-      sweeping = sweep().catch((err) => ctx.log.warn('audit retention sweep failed; the next one tries again', errorAttrs(err))).finally(armSweep);
-    });
-  };
-  armSweep();
-  let settingsTimer: Timer;
-  const armSettings = () => {
-    settingsTimer = ctx.clock.after(SETTINGS_EVERY_MS, () => {
-      readAuditSettings(store).then((s) => { settings = s; }, () => { /* kept as they were; the sweep reports the database */ }).finally(armSettings);
-    });
-  };
-  armSettings();
+  const sweeping = every(ctx.clock, SWEEP_EVERY_MS, sweep, (err) => ctx.log.warn('audit retention sweep failed; the next one tries again', errorAttrs(err)));
+  const rereading = every(ctx.clock, SETTINGS_EVERY_MS, async () => { settings = await readAuditSettings(store); }, () => { /* kept as they were; the sweep reports the database */ });
 
   return {
     handlers: {
@@ -84,7 +71,7 @@ runActor<AuditInit, AuditCalls, AuditEvent, AuditTells>(async (init, ctx) => {
         return { dropped: { audit: dropped.audit + lost.audit, console: dropped.console + lost.console }, queued: push?.queued() ?? 0 };
       },
       'audit.settle': async () => {
-        await sweeping;
+        await sweeping.idle();
         await writer.settle();
         return null;
       },
@@ -96,11 +83,10 @@ runActor<AuditInit, AuditCalls, AuditEvent, AuditTells>(async (init, ctx) => {
       'audit.written': (rows) => pushed(rows),
     },
     stop: async () => {
-      sweepTimer.cancel();
-      settingsTimer.cancel();
+      await sweeping.stop();
+      await rereading.stop();
       await writer.stop();
       await push?.shutdown();
-      await sweeping;
       await store.close();
     },
   };

@@ -19,7 +19,8 @@ import type { EntityManager } from '@mikro-orm/core';
 import { AcmeAuthorityRow, CertificateRow, Change, PlacementRow } from '../../store/entities.ts';
 import type { Store } from '../../store/orm.ts';
 import { retryBusy } from '../../store/busy.ts';
-import type { Clock, Timer } from '../../clock/clock.ts';
+import type { Clock } from '../../clock/clock.ts';
+import { every } from '../../clock/every.ts';
 import { errorAttrs, type Logger } from '../../log/logger.ts';
 import { seal, UnsealError } from '../../core/vault/seal.ts';
 import type { ChallengeBoard } from '../../core/tls/acme-challenges.ts';
@@ -190,22 +191,14 @@ export function startAcmeIssuer(opts: IssuerOptions): AcmeIssuer {
     for (const r of due) request(r.id);
   };
 
-  let timer: Timer | undefined;
-  let checking: Promise<void> = Promise.resolve();
-  const look = (): void => {
-    checking = check()
-      .catch((err) => log.warn('acme orders could not be looked at; the next check tries again', errorAttrs(err)))
-      .finally(() => { if (!stopped) timer = clock.after(ACME_CHECK_MS, look); });
-  };
-  look();
+  const checking = every(clock, ACME_CHECK_MS, check, (err) => log.warn('acme orders could not be looked at; the next check tries again', errorAttrs(err)), { first: 'now' });
 
   return {
     request,
     stop: async () => {
       stopped = true;
       queue.length = 0;
-      timer?.cancel();
-      await checking;
+      await checking.stop();
       if (running) await Promise.race([running, new Promise((resolve) => setTimeout(resolve, STOP_WAIT_MS).unref())]);
     },
   };

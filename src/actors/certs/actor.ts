@@ -3,7 +3,7 @@ import { runActor } from '../../workers/actor-runtime.ts';
 import { openStore } from '../../store/orm.ts';
 import { Change, CertificateRow } from '../../store/entities.ts';
 import { errorAttrs } from '../../log/logger.ts';
-import type { Timer } from '../../clock/clock.ts';
+import { every } from '../../clock/every.ts';
 import { changeMark } from '../config/snapshot.ts';
 import { followChanges } from '../change-follower.ts';
 import { retryBusy } from '../../store/busy.ts';
@@ -81,14 +81,7 @@ runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
     }
     if (moved) await publish();
   };
-  let rereadTimer: Timer;
-  let rereading: Promise<void> = Promise.resolve();
-  const armReread = () => {
-    rereadTimer = ctx.clock.after(FILE_REREAD_MS, () => {
-      rereading = reread().catch((err) => ctx.log.warn('file-system certificates could not be read again; the next turn tries again', errorAttrs(err))).finally(armReread);
-    });
-  };
-  armReread();
+  const rereading = every(ctx.clock, FILE_REREAD_MS, reread, (err) => ctx.log.warn('file-system certificates could not be read again; the next turn tries again', errorAttrs(err)));
 
   const digest = startDigest({
     store, clock: ctx.clock, log: ctx.log, node: init.node, mail: init.mail, horizonDays: init.digestHorizonDays,
@@ -115,8 +108,7 @@ runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
     told: trafficTells(deps),
     stop: async () => {
       await issuer.stop();
-      rereadTimer.cancel();
-      await rereading;
+      await rereading.stop();
       await digest.stop();
       await follower.close();
       await store.close();

@@ -6,7 +6,8 @@
  */
 import type { Store } from '../../store/orm.ts';
 import { SettingRow } from '../../store/entities.ts';
-import type { Clock, Timer } from '../../clock/clock.ts';
+import type { Clock } from '../../clock/clock.ts';
+import { every, type Loop } from '../../clock/every.ts';
 import type { Logger } from '../../log/logger.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import { buildDigest } from '../../core/tls/digest.ts';
@@ -59,19 +60,6 @@ export async function sendDigest(opts: DigestOptions): Promise<'sent' | 'logged'
 }
 
 /** Runs the digest every day on the clock; a failure is reported and tried again the next day. */
-export function startDigest(opts: DigestOptions): { stop(): Promise<void> } {
-  let timer: Timer;
-  let running: Promise<unknown> = Promise.resolve();
-  const arm = () => {
-    timer = opts.clock.after(DIGEST_EVERY_MS, () => {
-      running = sendDigest(opts).catch((err) => opts.log.warn('the certificate expiry digest could not be sent; the next one tries again', errorAttrs(err))).finally(arm);
-    });
-  };
-  arm();
-  return {
-    stop: async () => {
-      timer.cancel();
-      await running;
-    },
-  };
+export function startDigest(opts: DigestOptions): Loop {
+  return every(opts.clock, DIGEST_EVERY_MS, async () => { await sendDigest(opts); }, (err) => opts.log.warn('the certificate expiry digest could not be sent; the next one tries again', errorAttrs(err)));
 }
