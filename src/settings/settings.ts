@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { existsSync, statSync } from 'node:fs';
 import { parseListenAddress, isLoopback, type ListenAddress } from './address.ts';
-import { parseSmtpUrl } from '../core/mail/smtp-url.ts';
+import { parseSmtpUrl } from './smtp-url.ts';
 
 export type PlaneName = 'data' | 'control' | 'internal';
 export const PLANES: readonly PlaneName[] = ['data', 'control', 'internal'];

@@ -13,7 +13,7 @@ import { GatewayError, invalidField } from '../../http/errors.ts';
 import { write } from '../write.ts';
 import type { ActorHandlers } from '../../workers/actor-runtime.ts';
 import type { AcmeAuthorityRecord, AcmeChallengeType, CertCalls } from './messages.ts';
-import type { CertDeps } from './handlers.ts';
+import type { CertDeps } from './deps.ts';
 
 export const accountContext = (id: string): string => `acme-account/${id}`;
 export const hmacContext = (id: string): string => `acme-hmac/${id}`;

@@ -11,15 +11,7 @@ import { GatewayError } from '../../http/errors.ts';
 import { write } from '../write.ts';
 import type { CertRecord, NewCertificate, TlsPlane } from './messages.ts';
 import { findAuthority, orderName } from './acme-authorities.ts';
-import type { CertDeps } from './handlers.ts';
-
-/** What the certificate actor's ACME side offers its handlers. */
-export interface AcmeDeps {
-  /** Issuance runs on the licensed edition only. */
-  readonly licensed: boolean;
-  /** Asks the authority for this order in the background (deduplicated, one order at a time). */
-  request(id: string): void;
-}
+import type { CertDeps } from './deps.ts';
 
 const NOT_PLACED = 'placed nowhere: the authority is asked once the order is placed on the console or the application';
 const ASKED = 'asked of the authority; waiting for its answer';

@@ -8,7 +8,7 @@ import { covers } from '../../core/tls/names.ts';
 import type { CertCalls, DoorPlane } from './messages.ts';
 import { loadRows } from './records.ts';
 import { readTlsSettings, writeDoors } from './tls-settings.ts';
-import type { CertDeps } from './handlers.ts';
+import type { CertDeps } from './deps.ts';
 
 const PLANE_NAMES: Record<DoorPlane, string> = { console: 'console', app: 'application' };
 

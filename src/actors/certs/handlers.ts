@@ -14,21 +14,14 @@ import { checkLeaving } from './safety.ts';
 import { fromImport } from './sources/import.ts';
 import { checkFilePaths, readFilePair } from './sources/file.ts';
 import type { Obtained } from './sources/obtained.ts';
-import { createOrder, placeOrder, type AcmeDeps } from './acme-orders.ts';
+import { createOrder, placeOrder } from './acme-orders.ts';
+import type { CertDeps } from './deps.ts';
 
 // node-forge and acme-client take a second or more to load on a busy machine: loaded on first use,
 // so the actor (and the gateway) start without them.
 const selfSigning = () => import('./sources/self-signed.ts');
 const signingRequests = () => import('./sources/csr.ts');
 
-export interface CertDeps extends WriteDeps {
-  readonly dataDir: string;
-  readonly internalNames: readonly string[];
-  /** The record of a certificate as the last publish built it. */
-  record(id: string): CertRecord | undefined;
-  /** ACME orders: the edition and the background issuer; absent, orders are refused. */
-  readonly acme?: AcmeDeps;
-}
 
 type CertificateCalls = Pick<CertCalls, 'cert.create' | 'cert.delete' | 'cert.place' | 'cert.csr' | 'cert.answer'>;
 

@@ -8,7 +8,7 @@ import { HSTS_MAX, TLS_PLANES, type CertCalls, type CertTells, type TlsPlane, ty
 import { loadRows } from './records.ts';
 import { readTlsSettings, readTraffic, writeHttpOff, writeRedirect } from './tls-settings.ts';
 import { checkHttpOff } from './safety.ts';
-import type { CertDeps } from './handlers.ts';
+import type { CertDeps } from './deps.ts';
 
 type SettingsCalls = Pick<CertCalls, 'tls.ports' | 'tls.redirect' | 'tls.traffic'>;
 

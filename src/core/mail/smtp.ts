@@ -7,7 +7,7 @@
  */
 import nodemailer from 'nodemailer';
 import type { NodemailerError } from 'nodemailer';
-import { parseSmtpUrl, type SmtpTarget } from './smtp-url.ts';
+import { parseSmtpUrl, type SmtpTarget } from '../../settings/smtp-url.ts';
 
 export interface MailMessage {
   readonly to: readonly string[];
