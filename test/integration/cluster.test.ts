@@ -22,7 +22,9 @@ function dbEnv(db: { dataDir: string; databaseUrl: string | undefined }): Record
     try {
       const env = loopbackEnv(dbEnv(db));
       delete (env as Record<string, string | undefined>).GATEWAY_ROOT_PASSWORD;
-      const nodes = await Promise.all([1, 2, 3].map((n) => startProcess({ ...env, GATEWAY_NODE_NAME: `node-${n}` })));
+      // Three processes of five worker threads each, all compiling through tsx on a 2-core machine
+      // at once: a start takes several times a single one's.
+      const nodes = await Promise.all([1, 2, 3].map((n) => startProcess({ ...env, GATEWAY_NODE_NAME: `node-${n}` }, 120_000)));
       for (const node of nodes) {
         const r = await call(`${node.urls.control}/readyz`);
         assert.equal(r.status, 200, r.text);

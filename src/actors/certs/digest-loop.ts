@@ -11,7 +11,6 @@ import { every, type Loop } from '../../clock/every.ts';
 import type { Logger } from '../../log/logger.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import { buildDigest } from '../../core/tls/digest.ts';
-import { createMailer } from '../../core/mail/smtp.ts';
 import type { CertRecord } from './messages.ts';
 
 export const DIGEST_EVERY_MS = 24 * 3600_000;
@@ -51,6 +50,8 @@ export async function sendDigest(opts: DigestOptions): Promise<'sent' | 'logged'
   if (!digest) return 'nothing';
   if (!(await claim(opts.store, now, opts.node))) return 'not-our-turn';
   if (opts.mail && opts.mail.to.length > 0) {
+    // nodemailer loads on the first digest mailed, not at every start.
+    const { createMailer } = await import('../../core/mail/smtp.ts');
     await createMailer(opts.mail.url, opts.mail.from).send({ to: opts.mail.to, subject: digest.subject, text: digest.text });
     opts.log.info('certificate expiry digest mailed', { to: opts.mail.to.length, expiring: digest.expiring.length, expired: digest.expired.length });
     return 'sent';
