@@ -24,7 +24,7 @@ import { checkPinning, commonConfig, helpFromReadme, NCPU, num } from '../lib/co
 import { benchHeaders, headerName, headerObject } from '../lib/headers.mjs';
 import { measure } from '../lib/load.mjs';
 import { begin, die, finish, freePorts, log, pkgVersion, preflight, render, start, TMP, version, waitHttp } from '../lib/procs.mjs';
-import { fmt, gatewayBuild, medians, perRunTable, staleBuild, table, warnings } from '../lib/report.mjs';
+import { fmt, gatewayBuild, median, medians, perRunTable, staleBuild, table, warnings } from '../lib/report.mjs';
 import { makeCertificates } from '../lib/tls.mjs';
 import { probeHandshakes } from './handshakes.mjs';
 
@@ -174,6 +174,14 @@ const PAIRS = [
   ['nginx-tls', 'nginx'], ['meerkat-tls', 'meerkat'], ['nginx-tls-rsa', 'nginx-tls'], ['meerkat-tls-rsa', 'meerkat-tls'],
 ];
 
+// What held the throughput back (median busy share of each core): the proxy core, or wrk + upstream on the load
+// core (then req/s understates the proxy and cpu_us/req is the figure to compare).
+function limitOf(rs) {
+  const p = median(rs.map((r) => r.cpu?.proxyCore ?? NaN)), l = median(rs.map((r) => r.cpu?.loadCore ?? NaN));
+  if (!Number.isFinite(p)) return '?';
+  return p >= 90 ? 'proxy' : l >= 95 ? 'load core' : '-';
+}
+
 function report(runs, med, probes, { wrkV, expected, certs }) {
   const cpuModel = os.cpus()[0]?.model ?? '?';
   const ngxV = version(cfg.nginxBin, ['-V'], /nginx version: nginx\/(\S+)/);
@@ -190,9 +198,9 @@ function report(runs, med, probes, { wrkV, expected, certs }) {
     const m = med[load];
     out.push('');
     out.push(`== ${load}: ${LOADS[load].title}; median over ${cfg.rounds} round(s) ==`);
-    out.push(table(['target', 'req/s', 'p50_ms', 'p90_ms', 'p99_ms', 'proxy_cpu%', 'cpu_us/req', 'errors', 'disturbed'],
+    out.push(table(['target', 'req/s', 'p50_ms', 'p90_ms', 'p99_ms', 'proxy_cpu%', 'cpu_us/req', 'errors', 'disturbed', 'limit'],
       names.map((t) => [t, fmt(m[t].rps, 0), fmt(m[t].p50, 3), fmt(m[t].p90, 3), fmt(m[t].p99, 3), fmt(m[t].proxyCpu, 0),
-        fmt((m[t].proxyCpu * 1e4) / m[t].rps, 1), m[t].errors, `${m[t].noisy}/${cfg.rounds}`])));
+        fmt((m[t].proxyCpu * 1e4) / m[t].rps, 1), m[t].errors, `${m[t].noisy}/${cfg.rounds}`, limitOf(runs.filter((r) => r.load === load && r.target === t))])));
   }
   const ratioRows = [];
   for (const { load, names } of plan) {
