@@ -185,7 +185,9 @@ function limitOf(rs) {
 function report(runs, med, probes, { wrkV, expected, certs }) {
   const cpuModel = os.cpus()[0]?.model ?? '?';
   const ngxV = version(cfg.nginxBin, ['-V'], /nginx version: nginx\/(\S+)/);
-  const ngxSsl = version(cfg.nginxBin, ['-V'], /(running with OpenSSL [^)]+|built with OpenSSL \S+)/);
+  const ngxBuilt = version(cfg.nginxBin, ['-V'], /built with (OpenSSL \S+)/);
+  const ngxRunning = version(cfg.nginxBin, ['-V'], /running with (OpenSSL \S+)/);
+  const ngxSsl = ngxRunning && ngxRunning !== '?' ? `built with ${ngxBuilt}, running with ${ngxRunning}` : `${ngxBuilt}`;
   const out = [];
   out.push(`https bench ${new Date().toISOString()}  ${NCPU} CPU (${cpuModel}), kernel ${os.release()}`);
   out.push(`versions: nginx ${ngxV} (${ngxSsl}), wrk ${wrkV} (${version('openssl', ['version'], /^(OpenSSL \S+)/)}), node ${process.version} (OpenSSL ${process.versions.openssl}), undici ${pkgVersion(REPO, 'undici')}, uws-pack ${pkgVersion(REPO, 'uWebSockets.js')}`);
