@@ -5,13 +5,15 @@
 // that give the real ports are info records; nothing is logged per request). No other GATEWAY_* variable of the
 // caller's environment is passed on, only `gatewayEnv`. The start script's process exits with the gateway's code
 // and removes the temp directory; SIGTERM / SIGINT / SIGHUP reach the gateway (forwarded when only the script
-// was signalled).
+// was signalled). A certificate can be placed on the data plane (placeCertificate): its HTTPS door opens on
+// host:tlsPort.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { request } from './http.mjs';
 
 /**
  * Starts the gateway and waits for its data and control planes to listen. Returns:
@@ -19,11 +21,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
  *   dataDir           the temp data directory (the SQLite file is meerkat.db in it)
  *   call(m, p, body, headers)  a control-plane call (JSON), throws on a status >= 300; returns { r, json }
  *   signIn()          root's session: { cookie: 'mk_session=…' }, headers for call()
- *   waitData(p, headers, init)  until the data plane answers 200 at p (within the start timeout)
+ *   waitData(p, headers, init, { origin, tls })  until the data plane answers 200 at p (within the start timeout);
+ *                     origin: another door of it (its HTTPS one), tls: { ca, servername } to verify that door
+ *   placeCertificate(auth, { cert, key })  imports the PEM pair and places it on the data plane (planes: ['app']);
+ *                     resolves to the origin of the HTTPS door that opens (https://host:tlsPort)
  *   abandon(msg)      stop the gateway after an error; the process exits 1 once it is gone
  *   ready()           configured: an exit from now on is not a failed start
  */
-export async function startGateway({ repo, say, host = '127.0.0.1', port = 0, gatewayEnv = {}, nodeArgs = [], startTimeoutMs = 30_000 }) {
+export async function startGateway({ repo, say, host = '127.0.0.1', port = 0, tlsPort = 0, gatewayEnv = {}, nodeArgs = [], startTimeoutMs = 30_000 }) {
   const fail = (msg) => { say(`ERROR: ${msg}`); process.exit(1); };
   const cli = path.join(repo, 'dist', 'src', 'cli.js');
   if (!fs.existsSync(cli)) fail(`${path.relative(process.cwd(), cli) || cli} is missing: run npm run build first (cd ${repo} && npm run build)`);
@@ -33,7 +38,7 @@ export async function startGateway({ repo, say, host = '127.0.0.1', port = 0, ga
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('GATEWAY_'))); // nothing inherited: no DATABASE_URL, CONFIG, CLOCK...
   Object.assign(env, {
     GATEWAY_ADDR: `${host}:${port}`,
-    GATEWAY_TLS_ADDR: '127.0.0.1:0',
+    GATEWAY_TLS_ADDR: `${host}:${tlsPort}`,
     GATEWAY_ADMIN_ADDR: '127.0.0.1:0',
     GATEWAY_ADMIN_TLS_ADDR: '127.0.0.1:0',
     GATEWAY_INTERNAL_ADDR: '127.0.0.1:0',
@@ -53,7 +58,8 @@ export async function startGateway({ repo, say, host = '127.0.0.1', port = 0, ga
   let isReady = false;
   let exitCode = null; // set when the script decided to stop the gateway because of an error
   let signalSeen = false; // the gateway logged "signal received"
-  const listening = {}; // plane -> "host:port"
+  const listening = {}; // plane -> "host:port" of its plain door
+  const listeningTls = {}; // plane -> "host:port" of its HTTPS door, once a certificate opened it
   let waker = null;
   child.on('exit', (code, sig) => {
     exited = true;
@@ -82,7 +88,7 @@ export async function startGateway({ repo, say, host = '127.0.0.1', port = 0, ga
       if (!line.startsWith('{')) continue;
       let rec;
       try { rec = JSON.parse(line); } catch { continue; }
-      if (rec.msg === 'listening' && rec.plane && rec.address) { listening[rec.plane] = rec.address; waker?.(); }
+      if (rec.msg === 'listening' && rec.plane && rec.address) { (rec.protocol === 'https' ? listeningTls : listening)[rec.plane] = rec.address; waker?.(); }
       if (rec.msg === 'signal received') signalSeen = true;
     }
   });
@@ -107,7 +113,7 @@ export async function startGateway({ repo, say, host = '127.0.0.1', port = 0, ga
     await new Promise((r) => { waker = r; setTimeout(r, 100); });
     if (exited) await new Promise(() => {}); // the exit handler ends this process
   }
-  const urlOf = (address) => `http://${address.replace(/^0\.0\.0\.0:/, '127.0.0.1:').replace(/^\[::\]:/, '[::1]:')}`;
+  const urlOf = (address, scheme = 'http') => `${scheme}://${address.replace(/^0\.0\.0\.0:/, '127.0.0.1:').replace(/^\[::\]:/, '[::1]:')}`;
   const control = urlOf(listening.control);
   const data = urlOf(listening.data);
 
@@ -130,29 +136,55 @@ export async function startGateway({ repo, say, host = '127.0.0.1', port = 0, ga
     return { cookie };
   }
   // A route reaches the data plane through a config snapshot: wait until it answers.
-  async function waitData(p, headers, init = {}) {
+  async function waitData(p, headers, init = {}, { origin = data, tls } = {}) {
     let last = 'no answer';
     for (;;) {
       try {
-        const r = await fetch(`${data}${p}`, { ...init, headers, signal: AbortSignal.timeout(2000) });
-        const text = await r.text();
+        const r = await request(`${origin}${p}`, { ...init, headers, tls });
         if (r.status === 200) return;
-        last = `HTTP ${r.status} ${text.slice(0, 200)}`;
-      } catch (e) { last = e.cause?.code || e.message; }
-      if (Date.now() > deadline) throw new Error(`${init.method ?? 'GET'} ${data}${p} did not answer 200 (last: ${last})`);
+        last = `HTTP ${r.status} ${r.body.slice(0, 200)}`;
+      } catch (e) { last = e.cause?.code || e.code || e.message; }
+      if (Date.now() > deadline) throw new Error(`${init.method ?? 'GET'} ${origin}${p} did not answer 200 (last: ${last})`);
       await sleep(100);
     }
   }
-  return { data, control, dataDir, call, signIn, waitData, abandon, ready: () => { isReady = true; } };
+  // The placement opens the door (binding first): its `listening` line follows the answer.
+  async function placeCertificate(auth, { cert, key }) {
+    const created = (await call('POST', '/api/certificates', { source: 'import', cert, key }, auth)).json;
+    if (!created?.id) throw new Error('POST /api/certificates: no id in the answer');
+    await call('PUT', `/api/certificates/${created.id}/placement`, { planes: ['app'] }, auth);
+    while (!listeningTls.data) {
+      if (Date.now() > deadline) throw new Error('no "listening" line of the data plane\'s HTTPS door after the placement');
+      await new Promise((r) => { waker = r; setTimeout(r, 100); });
+    }
+    return urlOf(listeningTls.data, 'https');
+  }
+  return { data, control, dataDir, call, signIn, waitData, placeCertificate, abandon, ready: () => { isReady = true; } };
 }
 
-/** The knobs every start script reads: BENCH_UPSTREAM (required), BENCH_HOST, BENCH_PORT, MEERKAT_NODE_ARGS, MEERKAT_START_TIMEOUT. */
+/**
+ * The knobs every start script reads: BENCH_UPSTREAM (required), BENCH_HOST, BENCH_PORT, MEERKAT_NODE_ARGS,
+ * MEERKAT_START_TIMEOUT; and, for an HTTPS door, BENCH_TLS_CERT + BENCH_TLS_KEY (PEM files: the pair to place),
+ * BENCH_TLS_PORT [0 = any], BENCH_TLS_CA (PEM file to verify the door with) and BENCH_TLS_NAME (the name to ask
+ * for). tls is null without BENCH_TLS_CERT.
+ */
 export function startOptions(fail) {
   const upstreamRaw = process.env.BENCH_UPSTREAM;
   if (!upstreamRaw) fail('BENCH_UPSTREAM is not set (the upstream origin, e.g. http://127.0.0.1:8081/)');
   const port = Number(process.env.BENCH_PORT || 0);
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`BENCH_PORT=${process.env.BENCH_PORT}: not a port`);
+  const env = process.env;
+  let tls = null;
+  if (env.BENCH_TLS_CERT) {
+    const read = (name) => { try { return fs.readFileSync(env[name], 'utf8'); } catch (e) { fail(`${name}=${env[name]}: ${e.message}`); } };
+    if (!env.BENCH_TLS_KEY) fail('BENCH_TLS_CERT is set but not BENCH_TLS_KEY');
+    tls = { cert: read('BENCH_TLS_CERT'), key: read('BENCH_TLS_KEY'), ca: env.BENCH_TLS_CA ? read('BENCH_TLS_CA') : undefined, servername: env.BENCH_TLS_NAME || undefined };
+  }
+  const tlsPort = Number(env.BENCH_TLS_PORT || 0);
+  if (!Number.isInteger(tlsPort) || tlsPort < 0 || tlsPort > 65535) fail(`BENCH_TLS_PORT=${env.BENCH_TLS_PORT}: not a port`);
   return {
+    tls,
+    tlsPort,
     upstream: upstreamRaw.replace(/\/+$/, ''),
     host: process.env.BENCH_HOST || '127.0.0.1',
     port,

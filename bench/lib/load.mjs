@@ -74,12 +74,13 @@ function parseWrk(text) {
   };
 }
 /**
- * One wrk run of d seconds against target T = { name, url, headers, pgid, wrkArgs? } (wrkArgs: e.g. a Lua
- * script); samples CPU from t+1s to t+(d-1)s. upstreamPgid: the upstream's group, for its CPU column.
+ * One wrk run of d seconds against target T = { name, url, headers, pgid, wrkArgs?, wrkEnv? } (wrkArgs: e.g. a
+ * Lua script; wrkEnv: extra environment, e.g. OPENSSL_CONF for wrk's TLS client); samples CPU from t+1s to
+ * t+(d-1)s. upstreamPgid: the upstream's group, for its CPU column.
  */
 export async function runWrk(cfg, T, d, tag, upstreamPgid) {
   const args = [`-t${cfg.threads}`, `-c${cfg.conns}`, `-d${d}s`, '--latency', ...(T.wrkArgs ?? []), ...T.headers.flatMap((h) => ['-H', h]), T.url];
-  const w = start(`wrk-${tag}-${T.name.replace(/[^\w.-]/g, '_')}`, cfg.wrkBin, args, { cpu: cfg.loadCpu });
+  const w = start(`wrk-${tag}-${T.name.replace(/[^\w.-]/g, '_')}`, cfg.wrkBin, args, { cpu: cfg.loadCpu, extraEnv: T.wrkEnv ?? {} });
   const killer = setTimeout(() => { try { process.kill(-w.pid, 'SIGKILL'); } catch {} }, (d + 15) * 1000);
   let cpu = null;
   if (d >= 3) {

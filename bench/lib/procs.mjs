@@ -9,6 +9,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { request } from './http.mjs';
 
 const T0 = Date.now();
 export const elapsedS = () => Math.round((Date.now() - T0) / 1000);
@@ -129,17 +130,19 @@ export function render(tplPath, vars) {
   return out;
 }
 export const tail = (file, n = 15) => { try { return fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-n).join('\n'); } catch { return ''; } };
-/** Traffic goes only to this machine. */
-export function assertLoopback(url, what) {
+/** Traffic goes only to this machine (https: only where the bench says so). */
+export function assertLoopback(url, what, { https = false } = {}) {
   let u;
   try { u = new URL(url); } catch { die(`${what}: not a URL: ${url}`); }
-  if (u.protocol !== 'http:' || !['127.0.0.1', 'localhost'].includes(u.hostname)) die(`${what}: only http://127.0.0.1 is allowed (got ${url})`);
+  const schemes = https ? ['http:', 'https:'] : ['http:'];
+  if (!schemes.includes(u.protocol) || !['127.0.0.1', 'localhost'].includes(u.hostname)) die(`${what}: only ${schemes.map((s) => `${s}//127.0.0.1`).join(' or ')} is allowed (got ${url})`);
   return u;
 }
 // GET url until it answers 200 (or the process dies / time runs out); returns { status, body }.
 // headers: an object, or a function returning one, called before every attempt (headers a command prints late;
-// null = not ready to ask yet). init: other fetch options (method, body).
-export async function waitHttp(name, proc, url, { timeoutS = 10, headers = {}, init = {} } = {}) {
+// null = not ready to ask yet). init: other request options (method, body). tls: { ca, servername } for https:
+// URLs (bench/lib/http.mjs: the certificate presented is verified).
+export async function waitHttp(name, proc, url, { timeoutS = 10, headers = {}, init = {}, tls } = {}) {
   const until = Date.now() + timeoutS * 1000;
   let last = 'no answer';
   while (Date.now() < until) {
@@ -147,11 +150,10 @@ export async function waitHttp(name, proc, url, { timeoutS = 10, headers = {}, i
     const h = typeof headers === 'function' ? headers() : headers;
     if (h === null) { await sleep(100); continue; }
     try {
-      const r = await fetch(url, { ...init, headers: { ...init.headers, ...h }, signal: AbortSignal.timeout(2000) });
-      const body = await r.text();
-      if (r.status === 200) return { status: r.status, body };
-      last = `HTTP ${r.status}: ${body.slice(0, 200)}`;
-    } catch (e) { last = e.cause?.code || e.message; }
+      const r = await request(url, { ...init, headers: { ...init.headers, ...h }, tls });
+      if (r.status === 200) return r;
+      last = `HTTP ${r.status}: ${r.body.slice(0, 200)}`;
+    } catch (e) { last = e.cause?.code || e.code || e.message; }
     await sleep(100);
   }
   die(`${name} not ready at ${url} after ${timeoutS}s (last: ${last})${proc ? `. Log:\n${tail(proc.logFile)}` : ''}`);

@@ -12,12 +12,17 @@
 //        BENCH_HEADER Authorization: Bearer <token>
 //      which run.mjs adds to the headers of wrk and of its readiness GET;
 //   5. forwards SIGTERM / SIGINT / SIGHUP to the gateway, exits with the gateway's code and removes its temp dir.
+// With BENCH_TLS_CERT and BENCH_TLS_KEY (PEM files), step 3 also imports that pair and places it on the data plane
+// (POST /api/certificates, PUT /api/certificates/{id}/placement {planes: [app]}): the HTTPS door opens on
+// $BENCH_HOST:$BENCH_TLS_PORT and step 4 also checks GET /bench/ through it (verified with BENCH_TLS_CA for
+// BENCH_TLS_NAME when given) before printing. bench/https uses this.
 //
 // Env: BENCH_UPSTREAM (required, origin, trailing slash allowed), BENCH_PORT [0 = any], BENCH_HOST [127.0.0.1],
 //      BENCH_POOL (informational: the gateway sizes its own upstream pool),
 //      MEERKAT_NODE_ARGS [none]: extra node flags for the gateway, space-separated
 //        (e.g. '--cpu-prof --cpu-prof-dir=/tmp/meerkat-prof'),
-//      MEERKAT_START_TIMEOUT [30]: seconds for the gateway to listen and be configured.
+//      MEERKAT_START_TIMEOUT [30]: seconds for the gateway to listen and be configured,
+//      BENCH_TLS_CERT, BENCH_TLS_KEY, BENCH_TLS_PORT [0 = any], BENCH_TLS_CA, BENCH_TLS_NAME: the HTTPS door (above).
 // Usable by hand too: BENCH_UPSTREAM=http://127.0.0.1:8081 BENCH_PORT=8080 node bench/proxy/start-meerkat.mjs
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,7 +36,7 @@ const opts = startOptions(fail);
 const { upstream } = opts;
 const gw = await startGateway({ repo: REPO, say, ...opts });
 
-let token;
+let token, httpsOrigin;
 try {
   const auth = await gw.signIn();
   await gw.call('PUT', '/api/roles/staff', {}, auth);
@@ -40,9 +45,15 @@ try {
   token = (await gw.call('POST', '/api/tokens', { name: 'bench', kind: 'personal', account: 'bench' }, auth)).json?.token;
   if (!token) throw new Error('POST /api/tokens: no token in the answer');
   await gw.waitData('/bench/', { authorization: `Bearer ${token}` });
+  if (opts.tls) {
+    httpsOrigin = await gw.placeCertificate(auth, opts.tls);
+    // Without a CA to verify against, the check only asks for a 200 (a self-signed pair placed by hand).
+    const tls = opts.tls.ca ? { ca: opts.tls.ca, servername: opts.tls.servername } : { ca: opts.tls.cert, servername: opts.tls.servername };
+    await gw.waitData('/bench/', { authorization: `Bearer ${token}` }, {}, { origin: httpsOrigin, tls });
+  }
 } catch (e) {
   await gw.abandon(`configuring the gateway failed: ${e.message}`);
 }
 gw.ready();
-say(`ready: data plane ${gw.data} (route /bench -> ${upstream}, roles [staff], identity headers), control plane ${gw.control}, data dir ${gw.dataDir}`);
+say(`ready: data plane ${gw.data}${httpsOrigin ? ` and ${httpsOrigin}` : ''} (route /bench -> ${upstream}, roles [staff], identity headers), control plane ${gw.control}, data dir ${gw.dataDir}`);
 process.stdout.write(`BENCH_HEADER Authorization: Bearer ${token}\n`);
