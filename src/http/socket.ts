@@ -18,6 +18,30 @@ export const CLOSE = {
   tryAgain: 1013,
 } as const;
 
+/** Bytes that may wait for a slow client before a door closes it, unless the route says. */
+export const SOCKET_BACKPRESSURE = 1024 * 1024;
+/** Seconds without traffic before a door pings, unless the route says. */
+export const SOCKET_IDLE_S = 60;
+/** Text a client may send on a socket; a larger frame closes it. */
+export const SOCKET_MAX_PAYLOAD = 16 * 1024;
+
+/** A close reason travels in a control frame: at most 123 bytes of UTF-8. */
+export function closeReason(reason: string): string {
+  let cut = reason;
+  while (Buffer.byteLength(cut) > 123) cut = cut.slice(0, -1);
+  return cut;
+}
+
+/** Runs a session callback; one that throws is a bug: the socket closes with 1011 and the route hears of it. */
+export function guarded(route: SocketRoute, socket: Socket | undefined, fn: () => void): void {
+  try {
+    fn();
+  } catch (err) {
+    socket?.close(CLOSE.internal, 'internal error; the gateway\'s operational log has the details');
+    route.onError(err);
+  }
+}
+
 /** The upgrade request, copied from the server's request before anything asynchronous ran. */
 export type SocketRequest = RequestHead;
 

@@ -182,14 +182,16 @@ export async function openTlsDoor(opts: TlsDoorOptions): Promise<TlsDoor> {
     raw.unshift(received);
     const tls = new TLSSocket(raw, { isServer: true, secureContext: context, ALPNProtocols: acme ? [ACME_TLS_ALPN] : ['http/1.1'] });
     const timer = setTimeout(() => tls.destroy(), HANDSHAKE_TIMEOUT_MS);
+    let established = false;
     tls.once('secure', () => {
+      established = true;
       clearTimeout(timer);
       // The authority closes after the handshake (RFC 8737 section 3); nothing is served on it.
       if (acme) tls.end();
     });
     tls.on('error', (err) => {
       clearTimeout(timer);
-      if (!tls.encrypted || !(tls as unknown as { _secureEstablished?: boolean })._secureEstablished) opts.onHandshakeError?.(err, serverName);
+      if (!established) opts.onHandshakeError?.(err, serverName);
       tls.destroy();
     });
     tls.on('close', () => clearTimeout(timer));

@@ -11,19 +11,12 @@ import { GatewayError } from './errors.ts';
 import type { Exchange } from './exchange.ts';
 import { statusLine } from './answer-rules.ts';
 import { sendProblem } from './respond.ts';
-import { CLOSE, headExchange, type Socket, type SocketRequest, type SocketRoute } from './socket.ts';
+import {
+  CLOSE, closeReason, guarded, headExchange, SOCKET_BACKPRESSURE, SOCKET_IDLE_S, SOCKET_MAX_PAYLOAD,
+  type Socket, type SocketRequest, type SocketRoute,
+} from './socket.ts';
 import type { DoorOptions } from './uws-door.ts';
 import { peerAddress, readNodeHeaders } from './node-request.ts';
-
-const SOCKET_BACKPRESSURE = 1024 * 1024;
-const SOCKET_IDLE_S = 60;
-const SOCKET_MAX_PAYLOAD = 16 * 1024;
-
-function closeReason(reason: string): string {
-  let cut = reason;
-  while (Buffer.byteLength(cut) > 123) cut = cut.slice(0, -1);
-  return cut;
-}
 
 class WsSocket implements Socket {
   closed = false;
@@ -99,26 +92,18 @@ export function serveTlsSockets(server: Server, opts: DoorOptions, door: { begin
         const socket = new WsSocket(ws, limit);
         open.add(socket);
         liveness(ws, route);
-        const guarded = (fn: () => void) => {
-          try {
-            fn();
-          } catch (err) {
-            socket.close(CLOSE.internal, 'internal error; the gateway\'s operational log has the details');
-            route.onError(err);
-          }
-        };
         ws.on('message', (data, isBinary) => {
           if (isBinary || !session.onMessage) return;
           const text = Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(data as Buffer[]).toString('utf8');
-          guarded(() => session.onMessage!(text));
+          guarded(route, socket, () => session.onMessage!(text));
         });
         ws.on('close', (code, reason) => {
           socket.closed = true;
           open.delete(socket);
-          guarded(() => session.onClose(code, reason.toString('utf8')));
+          guarded(route, undefined, () => session.onClose(code, reason.toString('utf8')));
         });
         ws.on('error', () => undefined);
-        guarded(() => session.onOpen(socket));
+        guarded(route, socket, () => session.onOpen(socket));
       });
     }).catch((err: unknown) => {
       if (gone) return;

@@ -12,7 +12,10 @@ import { CLOSING, bodiless, doorOwned, headLength, statusLine } from './answer-r
 import { GatewayError } from './errors.ts';
 import type { Exchange, ExchangeHandler, OutgoingHeaders } from './exchange.ts';
 import { sendProblem } from './respond.ts';
-import { CLOSE, headExchange, type Socket, type SocketRequest, type SocketRoute, type SocketSession } from './socket.ts';
+import {
+  CLOSE, closeReason, guarded, headExchange, SOCKET_BACKPRESSURE, SOCKET_IDLE_S, SOCKET_MAX_PAYLOAD,
+  type Socket, type SocketRequest, type SocketRoute, type SocketSession,
+} from './socket.ts';
 
 // Present at run time, missing from the package's types: without it SO_REUSEPORT lets a second
 // process bind the same port silently.
@@ -83,19 +86,8 @@ type MutableExchange = { -readonly [K in keyof Exchange]: Exchange[K] };
 
 async function* noBody(): AsyncGenerator<Uint8Array> {}
 
-const SOCKET_BACKPRESSURE = 1024 * 1024;
-const SOCKET_IDLE_S = 60;
-/** Text a client may send on a socket; a larger frame closes it (uWS). */
-const SOCKET_MAX_PAYLOAD = 16 * 1024;
 /** ws.send's answer when the message was dropped for maxBackpressure. */
 const SEND_DROPPED = 2;
-
-/** A close reason travels in a control frame: at most 123 bytes of UTF-8. */
-function closeReason(reason: string): string {
-  let cut = reason;
-  while (Buffer.byteLength(cut) > 123) cut = cut.slice(0, -1);
-  return cut;
-}
 
 /** What uWS keeps with each socket. */
 interface SocketData {
@@ -128,16 +120,6 @@ class DoorSocket implements Socket {
     if (this.closed) return;
     // end() runs the close handler at once, which marks this socket closed.
     this.ws.end(code, closeReason(reason));
-  }
-}
-
-/** Runs a session callback; one that throws is a bug: the socket closes with 1011 and the route hears of it. */
-function guarded(route: SocketRoute, socket: DoorSocket | undefined, fn: () => void): void {
-  try {
-    fn();
-  } catch (err) {
-    socket?.close(CLOSE.internal, 'internal error; the gateway\'s operational log has the details');
-    route.onError(err);
   }
 }
 

@@ -5,12 +5,10 @@ import { write } from '../write.ts';
 import type { ActorHandlers } from '../../workers/actor-runtime.ts';
 import { checkDoor, nameTakenRefusal, namesTakenByOtherPlane } from '../../core/tls/door-names.ts';
 import { covers } from '../../core/tls/names.ts';
-import type { CertCalls, DoorPlane } from './messages.ts';
+import { PLANE_NAMES, type CertCalls, type DoorPlane } from './messages.ts';
 import { loadRows } from './records.ts';
 import { readTlsSettings, writeDoors } from './tls-settings.ts';
 import type { CertDeps } from './deps.ts';
-
-const PLANE_NAMES: Record<DoorPlane, string> = { console: 'console', app: 'application' };
 
 export function doorHandlers(deps: CertDeps): ActorHandlers<Pick<CertCalls, 'tls.door'>> {
   return {

@@ -7,7 +7,7 @@ import { covers } from '../../core/tls/names.ts';
 import { GatewayError, invalidField } from '../../http/errors.ts';
 import { write, type WriteDeps } from '../write.ts';
 import type { ActorHandlers } from '../../workers/actor-runtime.ts';
-import { TLS_PLANES, type CertCalls, type CertRecord, type NewCertificate, type TlsPlane } from './messages.ts';
+import { PLANE_NAMES, TLS_PLANES, type CertCalls, type CertRecord, type NewCertificate, type TlsPlane } from './messages.ts';
 import { keyContext, loadRows } from './records.ts';
 import { readTlsSettings, readTraffic } from './tls-settings.ts';
 import { checkLeaving } from './safety.ts';
@@ -39,8 +39,6 @@ function nameOf(input: { name?: unknown }, fallback: string): string {
 function material(o: Obtained): Pick<CertificateRow, 'names' | 'issuer' | 'notBefore' | 'notAfter' | 'fingerprint'> {
   return { names: [...o.names], issuer: o.issuer, notBefore: o.notBefore, notAfter: o.notAfter, fingerprint: o.fingerprint };
 }
-
-const PLANE_NAMES: Record<TlsPlane, string> = { console: 'console', app: 'application', internal: 'internal' };
 
 /**
  * A name of `names` that `other` already answers, or undefined. Overlap counts both ways: a

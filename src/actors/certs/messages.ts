@@ -16,6 +16,8 @@ export type { AcmeAuthorityInput, AcmeChallengeType };
 /** The planes as the TLS API names them: console = control, app = data. */
 export type TlsPlane = 'console' | 'app' | 'internal';
 export const TLS_PLANES: readonly TlsPlane[] = ['console', 'app', 'internal'];
+/** How sentences name each plane. */
+export const PLANE_NAMES: Readonly<Record<TlsPlane, string>> = { console: 'console', app: 'application', internal: 'internal' };
 
 export type CertSource = 'import' | 'file' | 'self-signed' | 'csr' | 'acme';
 export type CertState = 'active' | 'pending' | 'expired' | 'unsealable' | 'requesting' | 'refused' | 'missing';

@@ -6,9 +6,7 @@
  * removed while anything comes through HTTPS.
  */
 import { GatewayError } from '../../http/errors.ts';
-import type { ConsoleTraffic, Placement, TlsPlane, Via } from './messages.ts';
-
-const PLANE_NAMES: Record<TlsPlane, string> = { console: 'console', app: 'application', internal: 'internal' };
+import { PLANE_NAMES, type ConsoleTraffic, type Placement, type TlsPlane, type Via } from './messages.ts';
 
 function seen(traffic: readonly ConsoleTraffic[], door: 'http' | 'https', via: Via | null): string | null {
   if (via?.plane === 'console' && via.door === door) return 'this very request';
