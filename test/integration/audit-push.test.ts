@@ -5,62 +5,16 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { ManualClock } from '../../src/clock/clock.ts';
 import type { AuditRow } from '../../src/store/audit.ts';
-import { AuditPush, type AuditPushOptions, type PushAttempt } from '../../src/actors/audit/push.ts';
-import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.ts';
+import type { AuditStream } from '../../src/actors/audit/messages.ts';
+import { auditPush, type AuditPushOptions } from '../../src/actors/audit/push.ts';
+import { pick, pushHarness, START, type PushHarness } from '../helpers/push-harness.ts';
 
-const START = Date.UTC(2026, 0, 5, 9, 0, 0);
+type Harness = PushHarness<AuditRow, AuditStream>;
 
-interface Report {
-  readonly level: 'info' | 'warn';
-  readonly msg: string;
-  readonly attrs: Record<string, unknown>;
-}
-
-interface Harness {
-  readonly receiver: OtlpReceiver;
-  readonly clock: ManualClock;
-  readonly push: AuditPush;
-  readonly attempts: PushAttempt[];
-  readonly reports: Report[];
-  /** Resolves once `n` attempts have been settled. */
-  attempted(n: number): Promise<PushAttempt>;
-}
-
-async function harness(t: TestContext, o: Partial<AuditPushOptions> = {}, endpoint?: (base: string) => string): Promise<Harness> {
-  const receiver = await startOtlpReceiver();
-  const clock = new ManualClock(START);
-  const attempts: PushAttempt[] = [];
-  const reports: Report[] = [];
-  const push = new AuditPush({
-    endpoint: endpoint ? endpoint(receiver.url) : receiver.url,
-    node: 'node-7',
-    clock,
-    onAttempt: (a) => attempts.push(a),
-    onReport: (level, msg, attrs) => reports.push({ level, msg, attrs }),
-    ...o,
-  });
-  t.after(async () => {
-    await push.shutdown();
-    await receiver.close();
-  });
-  return {
-    receiver, clock, push, attempts, reports,
-    async attempted(n) {
-      await until(() => attempts.length >= n, `attempt ${n}`);
-      return attempts[n - 1]!;
-    },
-  };
-}
-
-/** Real sockets take real time: poll, bounded. */
-async function until(cond: () => boolean, what: string, ms = 5_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+/** The audit configuration of the push, on node-7, with `o` over it. */
+function harness(t: TestContext, o: Partial<AuditPushOptions> = {}, endpoint?: (base: string) => string): Promise<Harness> {
+  return pushHarness(t, (base) => auditPush({ ...base, endpoint: endpoint ? endpoint(base.endpoint) : base.endpoint, node: 'node-7', ...o }));
 }
 
 let n = 0;
@@ -303,7 +257,3 @@ test('shutdown with the collector down returns, counting what could not leave', 
   assert.deepEqual(h.push.dropped(), { audit: 2, console: 1 });
   assert.deepEqual(h.reports.at(-1), { level: 'warn', msg: 'audit push: events not sent at stop were dropped', attrs: { events: 3, audit: 2, console: 1 } });
 });
-
-function pick(a: PushAttempt) {
-  return { outcome: a.outcome, refusals: a.refusals, dropped: a.dropped, retryInMs: a.retryInMs };
-}

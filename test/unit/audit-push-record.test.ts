@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AuditRow } from '../../src/store/audit.ts';
 import { recordOf } from '../../src/actors/audit/push-record.ts';
-import { logsUrl } from '../../src/actors/audit/push.ts';
+import { logsUrl } from '../../src/actors/otlp-push.ts';
 import { streamOf } from '../../src/actors/audit/messages.ts';
 
 const base: AuditRow = {

@@ -8,7 +8,7 @@ import { every } from '../../clock/every.ts';
 import type { AuditCalls, AuditEntry, AuditEvent, AuditInit, AuditTells } from './messages.ts';
 import { BatchWriter } from './writer.ts';
 import { streamOf } from './messages.ts';
-import { AuditPush } from './push.ts';
+import { auditPush, type AuditPush } from './push.ts';
 
 /** The retention sweep runs this often on every node (deleting twice what is past the line is harmless). */
 export const SWEEP_EVERY_MS = 60 * 60_000;
@@ -28,7 +28,7 @@ runActor<AuditInit, AuditCalls, AuditEvent, AuditTells>(async (init, ctx) => {
     if (!pushing() || endpoint === null) return;
     const wanted = rows.filter((r) => settings.push[streamOf(r)]);
     if (wanted.length === 0) return;
-    push ??= new AuditPush({
+    push ??= auditPush({
       endpoint, node: init.node, clock: ctx.clock,
       onReport: (level, msg, attrs) => ctx.log[level](msg, attrs),
     });

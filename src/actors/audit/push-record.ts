@@ -1,27 +1,15 @@
 /**
  * What one audit event becomes on its way to the collector (spec 1.3 rule 11, 2.6): the body,
- * the time, the flat attributes and the trace id of an OpenTelemetry log record. Pure, so the
- * mapping is tested without a network; push.ts hands the result to the logs SDK.
+ * the time, the flat attributes and the trace id of an OpenTelemetry log record, at INFO. Pure,
+ * so the mapping is tested without a network; the push (push.ts) hands the result to the logs SDK.
  */
 import type { AuditRow } from '../../store/audit.ts';
-
-export type PushAttribute = string | number | boolean;
-
-export interface PushRecord {
-  /** The action; for an operation event, its description (the row's detail) when it has one. */
-  readonly body: string;
-  /** Epoch ms: when the event happened, not when it was sent. */
-  readonly timestamp: number;
-  readonly attributes: Readonly<Record<string, PushAttribute>>;
-  /** 32 lower-case hex digits, never all zeros, or null. */
-  readonly traceId: string | null;
-}
+import { attributeValue, jsonText, traceIdOf, type PushAttribute, type PushRecord } from '../otlp-record.ts';
 
 /** Keys the gateway writes from the row's own columns; an operation's attributes cannot replace them. */
 const RESERVED_PREFIX = 'gateway.audit.';
 
-const TRACE_ID = /^[0-9a-f]{32}$/;
-
+/** The body is the action; for an operation event, its description (the row's detail) when it has one. */
 export function recordOf(row: AuditRow): PushRecord {
   const attributes: Record<string, PushAttribute> = {};
   const column = (key: string, value: string | null) => {
@@ -53,39 +41,12 @@ export function recordOf(row: AuditRow): PushRecord {
     }
   }
 
-  const trace = row.traceId?.toLowerCase() ?? '';
   return {
     body: row.part === 'operations' && row.detail ? row.detail : row.action,
     timestamp: row.at,
     attributes,
-    traceId: TRACE_ID.test(trace) && !/^0+$/.test(trace) ? trace : null,
+    traceId: traceIdOf(row.traceId),
   };
-}
-
-/** OTLP attribute values stay flat: lists and objects travel as their JSON text. */
-function attributeValue(value: unknown): PushAttribute | undefined {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return value;
-    case 'number':
-      return Number.isFinite(value) ? value : String(value);
-    case 'bigint':
-      return value.toString();
-    case 'object':
-      return value === null ? undefined : jsonText(value);
-    default:
-      return undefined;
-  }
-}
-
-function jsonText(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? 'null';
-  } catch {
-    // A row read back from the database is JSON already; this only guards hand-made rows.
-    return String(value);
-  }
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
