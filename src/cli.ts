@@ -3,7 +3,7 @@
  * 1 failure at run time, 64 usage error, 70 an actor could not start, 78 a setting refused.
  */
 import { parseArgs } from 'node:util';
-import { LogHub, stderrSink, errorAttrs } from './log/logger.ts';
+import { LogHub, errorAttrs } from './log/logger.ts';
 import { loadSettings, SettingsError, type Settings } from './settings/settings.ts';
 import { startGateway, type Gateway } from './gateway.ts';
 import { ActorStartError } from './workers/supervisor.ts';
@@ -35,8 +35,8 @@ function settingsOrExit(): Settings {
 
 async function start(): Promise<void> {
   const settings = settingsOrExit();
+  // The gateway's LogShipper writes what the hub receives once the boot began (spec 1.4).
   const hub = new LogHub(settings.logLevel);
-  hub.addSink(stderrSink(settings.logFormat));
   const log = hub.logger();
   // Signals are taken before the boot so a SIGTERM during start-up still stops cleanly: the
   // gateway finishes starting (cleanup after a partial start is its own job), then stops.
@@ -52,7 +52,8 @@ async function start(): Promise<void> {
     void (gateway ?? Promise.reject(new Error('not started')))
       .then((gw) => gw.stop())
       .then(() => process.exit(0), (err: unknown) => {
-        log.error('stop failed', errorAttrs(err));
+        // The gateway's log is closed by now: said straight on standard error.
+        process.stderr.write(`meerkat: stop failed: ${errorAttrs(err).error as string}\n`);
         process.exit(1);
       });
   };

@@ -27,9 +27,15 @@ import { readDeclarative } from './core/declarative/document.ts';
 import { makeScheduledCall } from './pipeline/scheduled-call.ts';
 import { controlPlane } from './planes/control/plane.ts';
 import { schedulesLiveSocket } from './planes/control/schedules-live.ts';
+import { logsLiveSocket } from './planes/control/logs-live.ts';
 import { internalPlane } from './planes/internal/plane.ts';
 import { VERSION } from './version.ts';
 import { formatAddress } from './settings/address.ts';
+import { GatewayLogs, PROCESS_OUTPUTS, type LogOutputs } from './planes/logging.ts';
+import { RequestRecords, type RecordObserver } from './pipeline/request-record.ts';
+import { endpointAudit } from './planes/data/endpoint-audit.ts';
+import { accessLog } from './planes/access-log.ts';
+import { errorAttrs } from './log/logger.ts';
 
 export interface Gateway {
   readonly ctx: GatewayContext;
@@ -46,11 +52,12 @@ export interface StartOptions {
   readonly hub: LogHub;
   /** Told once when a password was generated for root (printed to standard error by main). */
   readonly onRootPassword?: (password: string) => void;
+  /** Where the logs are written: standard output and error unless given (tests hand descriptors of their own). */
+  readonly outputs?: LogOutputs;
 }
 
 export async function startGateway(settings: Settings, opts: StartOptions): Promise<Gateway> {
   const log = opts.hub.logger();
-  for (const w of settings.warnings) log.warn(w);
   const clock = createClock(settings.clock);
   const storeOptions: StoreOptions = { dataDir: settings.dataDir, databaseUrl: settings.databaseUrl };
   const cleanups: Array<() => Promise<void>> = [];
@@ -67,6 +74,11 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
   };
 
   try {
+    // Started first and stopped last: what every other part says while it starts and stops is written.
+    const logs = new GatewayLogs({ settings, hub: opts.hub, clock, version: VERSION, outputs: opts.outputs ?? PROCESS_OUTPUTS, licensed: isLicensed(settings) });
+    cleanups.push(() => logs.stop());
+    for (const w of settings.warnings) log.warn(w);
+    await logs.start();
     const pool: TaskPool = createTaskPool(log);
     cleanups.push(() => pool.close());
 
@@ -86,6 +98,8 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     const config = new ConfigClient({ store: storeOptions, log, clock, masterKey, node: settings.nodeName, onAuditWritten: (rows) => audit.written(rows) });
     cleanups.push(() => config.stop());
     await config.start();
+    logs.follow(config.view.logs);
+    config.view.onSnapshot(() => logs.follow(config.view.logs));
     const certs = new CertClient({
       store: storeOptions, log, clock, masterKey, node: settings.nodeName, dataDir: settings.dataDir,
       internalNames: settings.internalNames, onAuditWritten: (rows) => audit.written(rows), licensed: isLicensed(settings),
@@ -102,9 +116,12 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
       pools.trust(config.view.trustedAuthorities);
       pools.retain(new Set(config.view.origins.values()));
     });
+    // Observers join once the context exists; scheduled calls and every plane share the records.
+    const observers: RecordObserver[] = [];
+    const records = new RequestRecords(observers, (err) => log.error('a request record observer failed', errorAttrs(err)));
     const schedules = new SchedulesClient({
       store: storeOptions, log, clock, node: settings.nodeName, masterKey, shards: settings.schedulerShards, maxCalls: settings.schedulerMaxCalls,
-      makeCall: (call, sent) => makeScheduledCall(config.view, pools, call, clock.now(), { onSent: sent, issuer: certs.view.issuer }),
+      makeCall: (call, sent) => makeScheduledCall(config.view, pools, call, clock.now(), { onSent: sent, issuer: certs.view.issuer, records }),
     });
     cleanups.push(() => schedules.stop());
     await schedules.start();
@@ -134,7 +151,7 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     };
 
     let handlers: Record<PlaneName, ExchangeHandler> | undefined;
-    const sockets = (plane: PlaneName) => (plane === 'control' ? { sockets: [schedulesLiveSocket(ctx)] } : {});
+    const sockets = (plane: PlaneName) => (plane === 'control' ? { sockets: [schedulesLiveSocket(ctx), logsLiveSocket(ctx)] } : {});
     const doors: Doors = new Doors({
       plain: (plane, host, port) => openUwsDoor({
         plane, host, port, clock, handler: handlers![plane], onError: (err, ex) => sendFailure(ex, err, log), ...sockets(plane),
@@ -150,7 +167,7 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     }, log);
     const tlsDoors = followTlsDoors({ view: certs.view, doors, settings, log });
     const ctx: GatewayContext = {
-      settings, version: VERSION, hub: opts.hub, log, clock, config, schedules, audit, certs, doors, tlsDoors, pool,
+      settings, version: VERSION, hub: opts.hub, log, clock, config, schedules, audit, certs, doors, tlsDoors, pool, logs, records,
       // Once a certificate is placed, sentences name the HTTPS address (spec 1.2 rule 4).
       doorAddress: (plane) => {
         const https = doors.https(plane);
@@ -169,6 +186,7 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
         : {}),
     };
 
+    observers.push(endpointAudit(ctx), accessLog(ctx));
     schedules.followTokens(config.view);
     handlers = {
       data: dataPlane(ctx, pools),
@@ -203,6 +221,7 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
           if (left > 0) log.warn('drain timeout: closing requests still in flight', { inFlight: left });
           await cleanup();
           log.info('gateway stopped');
+          logs.detach();
         })();
         return stopping;
       },

@@ -35,6 +35,8 @@ export interface RouteView {
   readonly organisation: string | null;
   /** Endpoint audit (licensed edition): the rules, and the contract's summaries of the operations they name. */
   readonly audit?: RouteAuditView | null;
+  /** Declared endpoint templates (deposited OpenAPI document, endpoint rules); empty when none. */
+  readonly endpoints?: readonly { readonly method: string; readonly template: string }[];
 }
 
 export interface RouteAuditView {

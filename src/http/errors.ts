@@ -105,6 +105,7 @@ export const ERRORS = {
   'acme.authority-unknown': { status: 400, title: 'Unknown ACME authority', detail: 'No ACME authority has this id or name.' },
   'acme.authority-taken': { status: 409, title: 'Name taken', detail: 'An ACME authority with this name exists already.' },
   'acme.authority-in-use': { status: 409, title: 'Authority in use', detail: 'Orders still ask this ACME authority; delete them first.' },
+  'logs.no-collector': { status: 409, title: 'No collector', detail: 'The logs cannot be pushed: no collector is configured (GATEWAY_OTLP_ENDPOINT).' },
   'actor.unavailable': { status: 503, title: 'Temporarily unavailable', detail: 'A part of the gateway is restarting; try again in a moment.' },
   'not-ready': { status: 503, title: 'Not ready', detail: 'The gateway is not ready to serve.' },
   'draining': { status: 503, title: 'Stopping', detail: 'This gateway is stopping; send the request to another node.' },

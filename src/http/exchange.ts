@@ -26,6 +26,8 @@ export interface RequestHead {
 export interface Exchange extends RequestHead {
   readonly aborted: boolean;
   readonly responded: boolean;
+  /** The status handed to the caller (send or writeHead); 0 until then. Records read it at close. */
+  readonly status: number;
   /** Runs once when the client goes away before the answer ended. */
   onAbort(fn: () => void): void;
   /** The whole body, refused with `body.too-large` past `limit` bytes. */

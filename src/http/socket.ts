@@ -100,7 +100,7 @@ export function headExchange(req: SocketRequest): Exchange {
   };
   return {
     ...req,
-    aborted: false, responded: false,
+    aborted: false, responded: false, status: 0,
     onAbort: () => undefined,
     readBody: () => Promise.resolve(Buffer.alloc(0)),
     bodyStream: async function* () {},

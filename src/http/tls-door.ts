@@ -75,6 +75,7 @@ function exchangeOf(req: IncomingMessage, res: ServerResponse, opts: TlsDoorOpti
     receivedAt: opts.clock.now(),
     aborted: false,
     responded: false,
+    status: 0,
     onAbort(fn) {
       if (ex.aborted) fn();
       else abortHandlers.push(fn);
@@ -94,6 +95,7 @@ function exchangeOf(req: IncomingMessage, res: ServerResponse, opts: TlsDoorOpti
     send(status, hdrs, body) {
       if (ex.aborted || ex.responded) return;
       ex.responded = true;
+      ex.status = status;
       const headers = headersOf(hdrs, closing());
       if (ex.method === 'HEAD') {
         headers['content-length'] = String(headLength(hdrs, body));
@@ -109,6 +111,7 @@ function exchangeOf(req: IncomingMessage, res: ServerResponse, opts: TlsDoorOpti
     writeHead(status, hdrs) {
       if (ex.aborted || ex.responded || headSent) return;
       headSent = true;
+      ex.status = status;
       bodilessHead = bodiless(status) || ex.method === 'HEAD';
       const headers = headersOf(hdrs, closing());
       // A relayed length stays: it is the length of what follows.

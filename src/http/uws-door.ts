@@ -171,6 +171,7 @@ function addSocketRoutes(app: uWS.TemplatedApp, opts: DoorOptions, door: {
             send(status, hdrs, body) {
               if (ex.responded || aborted) return;
               ex.responded = true;
+              ex.status = status;
               res.cork(() => {
                 res.writeStatus(statusLine(status));
                 writeHeaders(res, hdrs);
@@ -282,6 +283,7 @@ export function openUwsDoor(opts: DoorOptions): Door {
       // hidden class and keeps its closures alive across young-generation GCs.
       aborted: false,
       responded: false,
+      status: 0,
       onAbort(fn) {
         if (ex.aborted) fn();
         else abortHandlers.push(fn);
@@ -303,6 +305,7 @@ export function openUwsDoor(opts: DoorOptions): Door {
       send(status, hdrs, body) {
         if (ex.aborted || ex.responded) return;
         ex.responded = true;
+        ex.status = status;
         res.cork(() => {
           res.writeStatus(statusLine(status));
           writeHeaders(res, hdrs);
@@ -321,6 +324,7 @@ export function openUwsDoor(opts: DoorOptions): Door {
       writeHead(status, hdrs) {
         if (ex.aborted || ex.responded || headSent) return;
         headSent = true;
+        ex.status = status;
         bodilessHead = bodiless(status);
         res.cork(() => {
           res.writeStatus(statusLine(status));

@@ -1,19 +1,11 @@
-import type { LogFormat, LogLevel } from '../settings/settings.ts';
+import type { LogLevel } from '../settings/settings.ts';
+import type { Attributes, LogRecord } from './record.ts';
 
-export type Attributes = Readonly<Record<string, unknown>>;
-
-/** One operational log record: the typed object every sink receives (spec 1.4 rule 1). */
-export interface LogRecord {
-  readonly time: string;
-  readonly type: 'app';
-  readonly level: LogLevel;
-  readonly msg: string;
-  readonly attrs: Attributes;
-}
+export type { Attributes, LogRecord };
 
 export type LogSink = (record: LogRecord) => void;
 
-const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+export const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
 export interface Logger {
   debug(msg: string, attrs?: Attributes): void;
@@ -24,19 +16,44 @@ export interface Logger {
   child(attrs: Attributes): Logger;
   /** Writes an already-built record (records coming from worker threads). */
   write(record: LogRecord): void;
+  /** The level records are kept at now. */
+  level(): LogLevel;
+  /** Told each time the level moves (worker threads follow it); returns the unsubscribe. */
+  onLevel(fn: (level: LogLevel) => void): () => void;
 }
 
 /** Shared state of a logger tree: the level can move at run time, sinks can be added. */
 export class LogHub {
   private rank: number;
+  private current: LogLevel;
   private readonly sinks: LogSink[] = [];
+  private readonly watchers = new Set<(level: LogLevel) => void>();
 
   constructor(level: LogLevel) {
     this.rank = RANK[level];
+    this.current = level;
+  }
+
+  get level(): LogLevel {
+    return this.current;
   }
 
   setLevel(level: LogLevel): void {
+    if (level === this.current) return;
     this.rank = RANK[level];
+    this.current = level;
+    for (const fn of this.watchers) {
+      try {
+        fn(level);
+      } catch {
+        // A watcher's failure is its own.
+      }
+    }
+  }
+
+  onLevel(fn: (level: LogLevel) => void): () => void {
+    this.watchers.add(fn);
+    return () => this.watchers.delete(fn);
   }
 
   enabled(level: LogLevel): boolean {
@@ -76,34 +93,12 @@ export class LogHub {
         error: at('error'),
         child: (more) => make({ ...base, ...more }),
         write: (record) => hub.emit({ ...record, attrs: { ...base, ...record.attrs } }),
+        level: () => hub.level,
+        onLevel: (fn) => hub.onLevel(fn),
       };
     };
     return make(attrs);
   }
-}
-
-function textValue(value: unknown): string {
-  const s = typeof value === 'string' ? value : JSON.stringify(value);
-  return s !== undefined && /[\s"=]/.test(s) ? JSON.stringify(s) : String(s);
-}
-
-/** Formats a record as one line in the startup format (GATEWAY_LOG_FORMAT). */
-export function formatRecord(record: LogRecord, format: LogFormat): string {
-  if (format === 'json') {
-    return JSON.stringify({ time: record.time, type: record.type, level: record.level, msg: record.msg, ...record.attrs });
-  }
-  let line = `${record.time} ${record.level.toUpperCase().padEnd(5)} ${record.msg}`;
-  for (const [k, v] of Object.entries(record.attrs)) {
-    if (v !== undefined) line += ` ${k}=${textValue(v)}`;
-  }
-  return line;
-}
-
-/** The operational log goes to standard error (spec 1.4 rule 1). */
-export function stderrSink(format: LogFormat): LogSink {
-  return (record) => {
-    process.stderr.write(formatRecord(record, format) + '\n');
-  };
 }
 
 /** Serialises an unknown thrown value into log attributes. */

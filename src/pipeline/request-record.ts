@@ -1,10 +1,10 @@
 /**
- * One record per data-plane exchange (STYLE.md, "The seams the next actors share"): opened by
- * the plane, filled by the pipeline (route, path as the service sees it, identity) and the
- * upstream call (status, bytes, a copy of the body's start when an observer asked), closed by
- * the plane once the answer ended or the caller left. Observers read it when it is closed; none
- * re-derives what it holds. Endpoint audit is the first observer; the access log and the metrics
- * will read the same record.
+ * One record per exchange on every plane, and per scheduled call (STYLE.md, "The seams the next
+ * actors share"): opened by the plane, filled by the pipeline (route, path as the service sees
+ * it, identity), by the planes' authentication (who called) and by the upstream call (status,
+ * bytes, a copy of the body's start when an observer asked), closed by the plane once the answer
+ * ended or the caller left. Observers read it when it is closed; none re-derives what it holds.
+ * Endpoint audit, the access log and the metrics read the same record.
  *
  * A record is opened only while an observer listens, so the hot path allocates nothing for it
  * otherwise. Observers are told synchronously and must not throw or wait: anything slow they do
@@ -12,6 +12,7 @@
  */
 import type { Identity, RouteView } from '../core/model.ts';
 import type { RequestHead } from '../http/exchange.ts';
+import type { Outcome } from '../log/access.ts';
 
 /** A caller that left before any answer (nginx's convention). */
 export const CLIENT_CLOSED = 499;
@@ -22,6 +23,16 @@ export class RequestRecord {
   /** The path as the route forwards it (stripPrefix applied), percent-encoded. */
   servicePath: string | null = null;
   identity: Identity | null = null;
+  /** Who called a gateway API (control and internal planes, the data plane's own addresses). */
+  user: string | null = null;
+  /** The token's name when a machine called a gateway API. */
+  token: string | null = null;
+  /** The schedule of a scheduled call. */
+  schedule: string | null = null;
+  /** The code of the gateway's own refusal or failure (errors.ts), when it answered one. */
+  error: string | null = null;
+  /** The service answered: the status is the service's, not the gateway's. */
+  upstreamAnswered = false;
   /** The endpoint template, when an observer or the pipeline knows it. */
   template: string | null = null;
   /** The status handed to the caller; 0 until then. */
@@ -102,9 +113,13 @@ export class RequestRecords {
     }
   }
 
-  /** Closes the record: a caller that left before any status got 499. Observers never throw here. */
-  close(record: RequestRecord, aborted: boolean): void {
+  /**
+   * Closes the record once the answer ended: the status is the one the caller got (`sent`, the
+   * exchange's), and a caller that left before any status got 499. Observers never throw here.
+   */
+  close(record: RequestRecord, aborted: boolean, sent = 0): void {
     record.end = performance.now();
+    if (record.status === 0 && !aborted) record.status = sent;
     if (aborted) {
       record.outcome = 'aborted';
       if (record.status === 0) record.status = CLIENT_CLOSED;
@@ -117,4 +132,19 @@ export class RequestRecords {
       }
     }
   }
+}
+
+/**
+ * ok: a status below 400. rejected: the service answered 4xx. refused: the gateway answered 4xx
+ * itself (authentication, rules, hours, no route, a bad request). upstream-down: the gateway could
+ * not reach the service, it did not answer in time, or its certificate was not trusted.
+ * failed: everything else: a 5xx, an answer broken off half-way, a caller that left.
+ */
+export function outcomeOf(record: Pick<RequestRecord, 'status' | 'outcome' | 'error' | 'upstreamAnswered'>): Outcome {
+  if (record.outcome === 'aborted') return 'failed';
+  const status = record.status;
+  if (record.upstreamAnswered) return status < 400 ? 'ok' : status < 500 ? 'rejected' : 'failed';
+  if (record.error !== null && record.error.startsWith('upstream.') && record.error !== 'upstream.failed') return 'upstream-down';
+  if (status === 0) return 'failed';
+  return status < 400 ? 'ok' : status < 500 ? 'refused' : 'failed';
 }

@@ -14,6 +14,7 @@ import { GatewayError } from '../http/errors.ts';
 import { collect } from './collect.ts';
 import { pass } from './pass.ts';
 import type { UpstreamPools } from './upstream.ts';
+import type { RequestRecord, RequestRecords } from './request-record.ts';
 
 const DETAIL_LIMIT = 500;
 /** What is read of an answer at most: enough for a sentence, never a whole file. */
@@ -70,9 +71,36 @@ export interface CallHooks {
   readonly onSent?: () => void;
   /** The issuer of signed identities when the application's public names are declared. */
   readonly issuer?: string | undefined;
+  /** The request records: a scheduled call has one, like a caller's request (access log, metrics). */
+  readonly records?: RequestRecords | undefined;
+}
+
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
+/** The call's record, named after its schedule; no client address: the gateway itself calls. */
+function openRecord(records: RequestRecords | undefined, call: ScheduledCall, now: number): RequestRecord | undefined {
+  const query = call.path.indexOf('?');
+  const record = records?.open({
+    plane: 'internal', method: call.method, path: query < 0 ? call.path : call.path.slice(0, query), query: query < 0 ? '' : call.path.slice(query + 1),
+    headers: NO_HEADERS, remoteAddress: '', secure: false, receivedAt: now,
+  });
+  if (record !== undefined) record.schedule = call.scheduleId;
+  return record;
 }
 
 export async function makeScheduledCall(view: ConfigView, pools: UpstreamPools, call: ScheduledCall, now: number, hooks: CallHooks = {}): Promise<CallOutcome> {
+  const record = openRecord(hooks.records, call, now);
+  let status = 0;
+  try {
+    const outcome = await callThrough(view, pools, call, now, hooks, record);
+    status = outcome.status;
+    return outcome;
+  } finally {
+    if (record !== undefined) hooks.records!.close(record, false, status);
+  }
+}
+
+async function callThrough(view: ConfigView, pools: UpstreamPools, call: ScheduledCall, now: number, hooks: CallHooks, record: RequestRecord | undefined): Promise<CallOutcome> {
   const done = (status: number, detail: string, extra: Partial<Pick<CallOutcome, 'retryAfterS' | 'stopped'>> = {}): CallOutcome => ({
     scheduleId: call.scheduleId, runId: call.runId, attempt: call.attempt, status, detail, ...extra,
   });
@@ -94,13 +122,15 @@ export async function makeScheduledCall(view: ConfigView, pools: UpstreamPools, 
       ownCookies: NO_COOKIES,
       timeoutMs: call.timeoutMs,
       ...(hooks.issuer !== undefined ? { issuer: hooks.issuer } : {}),
-    }, now));
+    }, now, record));
   } catch (err) {
     if (!(err instanceof GatewayError)) throw err;
+    if (record !== undefined) record.error = err.code;
     return done(err.status, sentence(err), err.code === 'token.revoked' ? { stopped: 'token-revoked' } : {});
   }
   try {
     const answer = await collect(upstream, { body, limit: ANSWER_LIMIT, ...(hooks.onSent ? { onSent: hooks.onSent } : {}) });
+    if (record !== undefined) record.upstreamAnswered = true;
     const retryAfterS = retryAfterSeconds(answer.headers['retry-after'], now);
     const contentType = answer.headers['content-type'];
     return done(
@@ -110,6 +140,7 @@ export async function makeScheduledCall(view: ConfigView, pools: UpstreamPools, 
     );
   } catch (err) {
     if (!(err instanceof GatewayError)) throw err;
+    if (record !== undefined) record.error = err.code;
     return done(err.status, sentence(err));
   }
 }

@@ -168,6 +168,7 @@ export async function relay(ex: Exchange, call: UpstreamCall, record?: RequestRe
       onResponseStart(_controller, statusCode, upstreamHeaders) {
         if (statusCode < 200) return;
         status = statusCode;
+        if (record !== undefined) record.upstreamAnswered = true;
         headers = forwardResponseHeaders(upstreamHeaders as Record<string, string | string[] | undefined>);
         const length = Number(upstreamHeaders['content-length'] ?? Number.NaN);
         if (ex.method === 'HEAD' || (length >= 0 && length <= COLLECT_LIMIT)) {

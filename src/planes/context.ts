@@ -9,6 +9,8 @@ import type { Doors } from '../http/doors.ts';
 import type { TlsDoorControl } from './tls-doors.ts';
 import type { PlaneName } from '../settings/settings.ts';
 import type { TaskPool } from '../workers/pool.ts';
+import type { GatewayLogs } from './logging.ts';
+import type { RequestRecords } from '../pipeline/request-record.ts';
 
 export interface Readiness {
   readonly ready: boolean;
@@ -27,6 +29,10 @@ export interface GatewayContext {
   readonly schedules: SchedulesClient;
   /** The trail: `record` on the request path, the calls for its API. */
   readonly audit: AuditClient;
+  /** The logs of this node: the shipper, the console buffer, the level, the access switch. */
+  readonly logs: GatewayLogs;
+  /** The request records of every plane and of scheduled calls, and their observers. */
+  readonly records: RequestRecords;
   /** The certificate store's handle and the view of what each plane presents. */
   readonly certs: CertClient;
   /** Every door of this node. */

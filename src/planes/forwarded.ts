@@ -23,12 +23,15 @@ export function requestHost(ex: Pick<Exchange, 'headers'>): string {
   return host.endsWith('.') ? host.slice(0, -1) : host;
 }
 
-export function clientOf(view: TlsView, plane: DoorPlane, ex: Exchange): Client {
+/** What the resolution reads of a request: its head is enough (a request record holds it). */
+type Seen = Pick<Exchange, 'remoteAddress' | 'secure' | 'headers'>;
+
+export function clientOf(view: TlsView, plane: DoorPlane, ex: Seen): Client {
   return clientUnder(view.settings.doors[plane], view.trust(plane), ex);
 }
 
 /** The client under given door settings (also those a change would bring: the session-safety rule). */
-export function clientUnder(door: DoorSettings, trust: ProxyTrust | null, ex: Exchange): Client {
+export function clientUnder(door: DoorSettings, trust: ProxyTrust | null, ex: Seen): Client {
   if (trust === null) return { address: ex.remoteAddress, secure: ex.secure };
   const believed = trust.believes(ex.remoteAddress);
   let address = ex.remoteAddress;

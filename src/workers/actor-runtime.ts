@@ -45,7 +45,8 @@ export function runActor<Init, C extends CallMap, Event, T extends TellMap = Rec
   const boot = workerData as WorkerBoot<Init>;
   const post = (msg: FromWorker) => port.postMessage(msg);
   const clock = boot.clock.kind === 'manual' ? new ManualClock(boot.clock.now) : new SystemClock();
-  const hub = new LogHub('debug');
+  // Records below the main thread's level would be dropped there: they are not even posted.
+  const hub = new LogHub(boot.logLevel ?? 'debug');
   hub.addSink((record) => post({ kind: 'log', record }));
   const ctx: ActorContext<Event> = {
     actor: boot.actor,
@@ -60,7 +61,7 @@ export function runActor<Init, C extends CallMap, Event, T extends TellMap = Rec
   // Calls run one after another: an actor owns its state and never races itself.
   let chain: Promise<unknown> = Promise.resolve();
 
-  const handle = async (msg: ToWorker): Promise<void> => {
+  const handle = async (msg: Exclude<ToWorker, { kind: 'level' }>): Promise<void> => {
     if (msg.kind === 'clock') {
       if (clock instanceof ManualClock) clock.set(msg.now);
       post({ kind: 'reply', id: msg.id, ok: true, value: null });
@@ -106,6 +107,11 @@ export function runActor<Init, C extends CallMap, Event, T extends TellMap = Rec
   };
 
   port.on('message', (msg: ToWorker) => {
+    // A level change is applied at once, not behind a long call in the chain.
+    if (msg.kind === 'level') {
+      hub.setLevel(msg.level);
+      return;
+    }
     chain = chain.then(() => handle(msg));
   });
 

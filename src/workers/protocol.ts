@@ -3,6 +3,7 @@
  * typed map in its `messages.ts`; this file carries them, plus lifecycle and logs.
  */
 import type { LogRecord } from '../log/logger.ts';
+import type { LogLevel } from '../settings/settings.ts';
 
 /** An error as it crosses a thread: rebuilt on the other side by `code`. */
 export interface WireError {
@@ -37,6 +38,8 @@ export type ToWorker =
   | { readonly kind: 'tell'; readonly type: string; readonly items: readonly unknown[] }
   /** The test clock moved: the worker's clock jumps to `now` and fires what fell due. */
   | { readonly kind: 'clock'; readonly id: number; readonly now: number }
+  /** The operational level moved: records below it are no longer shipped to the main thread. */
+  | { readonly kind: 'level'; readonly level: LogLevel }
   | { readonly kind: 'stop' };
 
 export type FromWorker =
@@ -57,6 +60,8 @@ export interface WorkerBoot<Init> {
   readonly actor: string;
   readonly init: Init;
   readonly clock: { readonly kind: 'system' | 'manual'; readonly now: number };
+  /** The main thread's operational level when the worker was spawned. */
+  readonly logLevel: LogLevel;
 }
 
 /**

@@ -88,8 +88,11 @@ export class ActorHost<C extends CallMap, Init = unknown, Event = unknown, T ext
   private restartCount = 0;
   /** One-way records wait here while the actor starts or restarts; sent once it is ready. */
   private readonly oneWay: OneWayQueue<T>;
+  private readonly unwatchLevel: () => void;
 
   constructor(private readonly opts: ActorHostOptions<Init, Event>) {
+    // Each worker learns the level at its spawn and every move after (it drops below it itself).
+    this.unwatchLevel = opts.log.onLevel((level) => this.worker?.postMessage({ kind: 'level', level } satisfies ToWorker));
     this.oneWay = new OneWayQueue<T>((type, items) => {
       const worker = this.worker;
       // Stopping: the stop message has gone out already, so nothing sent now would be handled.
@@ -147,6 +150,7 @@ export class ActorHost<C extends CallMap, Init = unknown, Event = unknown, T ext
       actor: this.opts.name,
       init: this.opts.init(),
       clock: { kind: this.opts.clock.kind, now: this.opts.clock.now() },
+      logLevel: this.opts.log.level(),
     };
     const worker = spawnWorker(this.opts.module, { workerData: boot, name: `meerkat-${this.opts.name}` });
     const spawned: Spawned = { worker, failure: undefined, everReady: false, readyTimer: undefined };
@@ -303,6 +307,7 @@ export class ActorHost<C extends CallMap, Init = unknown, Event = unknown, T ext
 
   /** Asks the actor to finish and waits; terminates it past `timeoutMs`. Safe after a partial start. */
   async stop(timeoutMs = 10_000): Promise<void> {
+    this.unwatchLevel();
     if (this.restartTimer) clearTimeout(this.restartTimer);
     if (this.stableTimer) clearTimeout(this.stableTimer);
     const worker = this.worker;

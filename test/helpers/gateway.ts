@@ -1,5 +1,7 @@
 /** Starts a real gateway in this process on port 0 with its own database. */
+import { openSync } from 'node:fs';
 import { LogHub, type LogRecord } from '../../src/log/logger.ts';
+import type { LogOutputs } from '../../src/planes/logging.ts';
 import { loadSettings } from '../../src/settings/settings.ts';
 import { startGateway, type Gateway, type StartOptions } from '../../src/gateway.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
@@ -29,7 +31,19 @@ export function loopbackEnv(extra: Record<string, string> = {}): Record<string, 
   };
 }
 
-/** `start`: options beyond the log hub (an audit recorder whose lines the test reads). */
+let discard: number | undefined;
+
+/**
+ * Where an in-process gateway writes its logs unless a test reads them: nowhere (standard output
+ * is the test runner's channel), or standard error with MEERKAT_TEST_LOGS.
+ */
+export function quietOutputs(): LogOutputs {
+  if (process.env.MEERKAT_TEST_LOGS) return { stdoutFd: 2, stderrFd: 2 };
+  discard ??= openSync('/dev/null', 'w');
+  return { stdoutFd: discard, stderrFd: discard };
+}
+
+/** `start`: options beyond the log hub (an audit recorder whose lines the test reads, log outputs). */
 export async function startTestGateway(env: Record<string, string> = {}, db?: TestDatabase, start: Omit<StartOptions, 'hub'> = {}): Promise<TestGateway> {
   const database = db ?? (await createTestDatabase());
   const settings = loadSettings(loopbackEnv({
@@ -40,8 +54,7 @@ export async function startTestGateway(env: Record<string, string> = {}, db?: Te
   const hub = new LogHub(settings.logLevel);
   const logs: LogRecord[] = [];
   hub.addSink((r) => logs.push(r));
-  if (process.env.MEERKAT_TEST_LOGS) hub.addSink((r) => console.error(r.level, r.msg, r.attrs));
-  const gw = await startGateway(settings, { ...start, hub });
+  const gw = await startGateway(settings, { outputs: quietOutputs(), ...start, hub });
   return {
     gw,
     db: database,

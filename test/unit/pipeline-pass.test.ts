@@ -1,3 +1,4 @@
+import { DEFAULT_LOG_SETTINGS } from '../../src/log/log-settings.ts';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigView } from '../../src/actors/config/client.ts';
@@ -23,7 +24,7 @@ function viewWith(tokens: readonly TokenView[], implies: readonly string[] = ['r
     accounts: [{ id: 'acc1', name: 'alice', passwordHash: 'x', capabilities: [], roles: ['reader'], organisation: null, disabled: false }],
     sessions: [], tokens, routes: [route],
     roles: [{ name: 'ops', implies }, { name: 'reader', implies: [] }],
-    organisations: [], signingKeys: [generateSigningKey()], trustedAuthorities: [],
+    organisations: [], signingKeys: [generateSigningKey()], trustedAuthorities: [], logs: DEFAULT_LOG_SETTINGS,
   };
   view.apply({ type: 'snapshot', snapshot });
   return view;

@@ -17,6 +17,7 @@ import { vaultHandlers } from './handlers/vault.ts';
 import { declarativeHandlers } from './handlers/declarative.ts';
 import { routeAuditHandlers } from './handlers/route-audit.ts';
 import { authorityHandlers } from './handlers/authorities.ts';
+import { logHandlers } from './handlers/logs.ts';
 
 runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
   const store = await openStore({ ...init.store, poolSize: 2 });
@@ -86,6 +87,7 @@ runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
       ...declarativeHandlers(deps),
       ...routeAuditHandlers(deps),
       ...authorityHandlers(deps),
+      ...logHandlers(deps),
     },
     stop: async () => {
       await follower.close();

@@ -10,6 +10,9 @@ import { RoleGraph } from '../../pipeline/roles.ts';
 import { IdentitySigner } from '../../pipeline/identity.ts';
 import { EndpointRules } from '../../pipeline/endpoint-rules.ts';
 import type { AuditRow } from '../../store/audit.ts';
+import { DEFAULT_LOG_SETTINGS, type LogSettings } from '../../log/log-settings.ts';
+import { endpointIndex } from '../../core/routes/endpoints.ts';
+import type { TemplateIndex, Templated } from '../../core/routes/template-index.ts';
 import { compileOperationAudit, type OperationAuditIndex } from '../../core/audit/operations.ts';
 import type { AccountView, ConfigCalls, ConfigEvent, ConfigInit, SessionView, Snapshot, TokenView } from './messages.ts';
 
@@ -38,8 +41,12 @@ export class ConfigView {
    * the data plane applies it on the licensed one only (rules are kept, not applied, elsewhere).
    */
   operationAudits = new Map<string, OperationAuditIndex>();
+  /** Declared endpoint templates of each route that declares some (access log, metrics). */
+  endpoints = new Map<string, TemplateIndex<Templated>>();
   /** The trusted authorities' PEMs: https upstreams are verified against them and the public ones. */
   trustedAuthorities: readonly string[] = [];
+  /** The log settings every node follows. */
+  logs: LogSettings = DEFAULT_LOG_SETTINGS;
   /** undefined when this node holds no signing key it can open (identity: jwt routes answer 503). */
   signer: IdentitySigner | undefined;
 
@@ -71,9 +78,15 @@ export class ConfigView {
     this.origins = new Map(s.routes.map((r) => [r.id, new URL(r.upstream).origin]));
     this.endpointRules = new Map(s.routes.filter((r) => r.endpointRules.length > 0).map((r) => [r.id, new EndpointRules(r.endpointRules)]));
     this.operationAudits = operationAudits(s.routes);
+    this.endpoints = new Map();
+    for (const r of s.routes) {
+      const index = endpointIndex(r.endpoints ?? []);
+      if (index) this.endpoints.set(r.id, index);
+    }
     this.rolesByName = new Map(s.roles.map((r) => [r.name, r]));
     this.roles = new RoleGraph(s.roles);
     this.trustedAuthorities = s.trustedAuthorities;
+    this.logs = s.logs;
     // Keys change rarely: keep the signer (and its token cache) while the key set is the same.
     const kids = s.signingKeys.map((k) => k.kid).join(',');
     if (kids !== this.signerKids) {

@@ -6,6 +6,7 @@
  * leaves nothing behind.
  */
 import type { StoreOptions } from '../../store/orm.ts';
+import type { LogSettings, LogSettingsInput } from '../../log/log-settings.ts';
 import type { TokenRequest, MintedToken } from '../../core/tokens/mint.ts';
 import type { OrganisationView, RoleView, RouteView } from '../../core/model.ts';
 import type { RouteInput } from '../../core/routes/route-input.ts';
@@ -58,6 +59,8 @@ export interface Snapshot {
   readonly signingKeys: readonly SigningKey[];
   /** The trusted authorities' PEMs (certificates only), oldest first: https upstreams are verified against them too. */
   readonly trustedAuthorities: readonly string[];
+  /** The log settings (access log switch, output mode, the level as the console set it last). */
+  readonly logs: LogSettings;
 }
 
 /** A route as the API answers it: the view plus what only the control plane needs. */
@@ -153,6 +156,8 @@ export type ConfigCalls = {
   'vault.delete': { args: { organisation: string | null; name: string }; result: boolean };
   'vault.list': { args: { organisation: string | null }; result: VaultRecord[] };
   /** Refused with `tls.key-in-authority`, `tls.certificate-invalid` or `tls.authority-name-taken`. */
+  /** The log settings every node follows (the level is dated, see log/level-control.ts). */
+  'logs.put': { args: { change: LogSettingsInput; by: string }; result: LogSettings };
   'authority.create': { args: { name: string; pem: string }; result: AuthorityRecord };
   'authority.list': { args: null; result: AuthorityRecord[] };
   'authority.delete': { args: { id: string }; result: boolean };

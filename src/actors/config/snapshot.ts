@@ -1,6 +1,9 @@
 import type { EntityManager } from '@mikro-orm/core';
-import { Account, Change, Organisation, Role, Route, Session, SigningKeyRow, Token, TrustedAuthority } from '../../store/entities.ts';
+import { Account, Change, Organisation, Role, Route, Session, SettingRow, SigningKeyRow, Token, TrustedAuthority } from '../../store/entities.ts';
+import { readLogSettings } from '../../log/log-settings.ts';
+import { LOGS_KEY } from './handlers/logs.ts';
 import type { IdentityMode } from '../../core/model.ts';
+import { declaredEndpoints } from '../../core/routes/endpoints.ts';
 import { unseal } from '../../core/vault/seal.ts';
 import type { SigningKey } from '../../pipeline/identity.ts';
 import type { Snapshot } from './messages.ts';
@@ -18,7 +21,7 @@ export async function loadSnapshot(em: EntityManager, opts: SnapshotOptions): Pr
   // Read before the tables: a change that commits while they are read then shows up as a new
   // mark at the next poll, which loads again, instead of being taken as already folded in.
   const mark = await changeMark(em);
-  const [accounts, sessions, tokens, routes, roles, organisations, keys, authorities] = await Promise.all([
+  const [accounts, sessions, tokens, routes, roles, organisations, keys, authorities, logs] = await Promise.all([
     em.find(Account, {}),
     em.find(Session, { expiresAt: { $gt: opts.now } }),
     em.find(Token, { revokedAt: null }),
@@ -27,6 +30,7 @@ export async function loadSnapshot(em: EntityManager, opts: SnapshotOptions): Pr
     em.find(Organisation, {}, { orderBy: { id: 'asc' } }),
     em.find(SigningKeyRow, {}, { orderBy: { createdAt: 'asc', kid: 'asc' } }),
     em.find(TrustedAuthority, {}, { orderBy: { createdAt: 'asc', id: 'asc' } }),
+    em.findOne(SettingRow, { key: LOGS_KEY }),
   ]);
   const signingKeys: SigningKey[] = [];
   for (const k of keys) {
@@ -51,11 +55,13 @@ export async function loadSnapshot(em: EntityManager, opts: SnapshotOptions): Pr
       id: r.id, upstream: r.upstream, paths: r.paths, hosts: r.hosts, stripPrefix: r.stripPrefix,
       rule: r.rule ?? null, endpointRules: r.endpointRules, identity: r.identity as IdentityMode,
       timeoutMs: r.timeoutMs, organisation: r.organisation ?? null, audit: routeAuditView(r.openapi, r.audit),
+      endpoints: declaredEndpoints(r.openapi, r.endpointRules),
     })),
     roles: roles.map((r) => ({ name: r.name, implies: r.implies })),
     organisations: organisations.map((o) => ({ id: o.id, name: o.name, hours: o.hours ?? null })),
     signingKeys,
     trustedAuthorities: authorities.map((a) => a.pem),
+    logs: readLogSettings(logs?.value),
   };
 }
 

@@ -4,18 +4,13 @@
  * the data plane hands what it saw (request record), this shapes what the trail keeps.
  */
 import type { AuditEntry } from '../../store/audit.ts';
+import { TemplateIndex } from '../routes/template-index.ts';
 import { clip } from './event.ts';
 import { BODY_MAX_BYTES, bodySecretTest, MASK, maskBody } from './mask.ts';
 import {
   contractOperation, DESCRIPTION_MAX, operationKey, parseFieldSource, templateVariables,
   type FieldSource, type OperationRule, type RouteAudit,
 } from './rules.ts';
-
-/** One template segment: a literal, a whole-segment variable, or literals and variables mixed. */
-type Segment =
-  | { readonly kind: 0; readonly text: string }
-  | { readonly kind: 1; readonly pattern: RegExp; readonly names: readonly string[] }
-  | { readonly kind: 2; readonly name: string };
 
 export interface AuditedOperation {
   /** `<METHOD> <template>`: the key of the rule and the target's name. */
@@ -30,99 +25,27 @@ export interface AuditedOperation {
   readonly wantsBody: boolean;
 }
 
-interface Compiled {
-  readonly operation: AuditedOperation;
-  readonly segments: readonly Segment[];
-}
-
 export interface OperationMatch {
   readonly operation: AuditedOperation;
   /** Path variables, percent-decoded per segment. */
   readonly variables: Readonly<Record<string, string>>;
 }
 
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-function splitPath(path: string): string[] {
-  let p = path;
-  // One trailing slash is ignored, as the endpoint rules do: `/orders/1/` is `/orders/1`.
-  if (p.length > 1 && p.endsWith('/')) p = p.slice(0, -1);
-  return p === '/' || p === '' ? [] : p.slice(1).split('/');
-}
-
-function compileSegment(text: string): Segment {
-  const names = templateVariables(text);
-  if (names.length === 0) return { kind: 0, text };
-  if (names.length === 1 && text === `{${names[0]}}`) return { kind: 2, name: names[0]! };
-  const source = text.split(/\{[^{}/]+\}/).map(escapeRegExp).join('(.+?)');
-  return { kind: 1, pattern: new RegExp(`^${source}$`, 's'), names };
-}
-
-/**
- * Literal before mixed before variable, at the first segment where two templates differ; then
- * the template's text, so the order never depends on how the store kept the keys.
- */
-function bySpecificity(a: Compiled, b: Compiled): number {
-  for (let i = 0; i < a.segments.length && i < b.segments.length; i++) {
-    const d = a.segments[i]!.kind - b.segments[i]!.kind;
-    if (d !== 0) return d;
-  }
-  return a.operation.template < b.operation.template ? -1 : a.operation.template > b.operation.template ? 1 : 0;
-}
-
-function decode(segment: string): string {
-  if (!segment.includes('%')) return segment;
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
-}
-
 /** The audited operations of one route, by method; a match tests each template once at most. */
 export class OperationAuditIndex {
-  readonly #byMethod = new Map<string, Compiled[]>();
+  readonly #index: TemplateIndex<AuditedOperation>;
   readonly size: number;
 
-  constructor(compiled: readonly Compiled[]) {
-    for (const c of compiled) {
-      let list = this.#byMethod.get(c.operation.method);
-      if (!list) this.#byMethod.set(c.operation.method, (list = []));
-      list.push(c);
-    }
-    for (const list of this.#byMethod.values()) list.sort(bySpecificity);
-    this.size = compiled.length;
+  constructor(operations: readonly AuditedOperation[]) {
+    this.#index = new TemplateIndex(operations);
+    this.size = operations.length;
   }
 
   /** The audited operation of `method` (upper-case) on `servicePath` (as forwarded, percent-encoded). */
   match(method: string, servicePath: string): OperationMatch | undefined {
-    const list = this.#byMethod.get(method);
-    if (!list) return undefined;
-    const raw = splitPath(servicePath);
-    const segments = raw.map(decode);
-    for (const c of list) {
-      if (c.segments.length !== segments.length) continue;
-      const variables: Record<string, string> = {};
-      let ok = true;
-      for (let i = 0; ok && i < segments.length; i++) {
-        const s = c.segments[i]!;
-        const value = segments[i]!;
-        if (s.kind === 0) ok = s.text === value;
-        else if (s.kind === 2) ok = value !== '' && set(variables, s.name, value);
-        else {
-          const m = s.pattern.exec(value);
-          ok = m !== null && s.names.every((n, k) => set(variables, n, m[k + 1]!));
-        }
-      }
-      if (ok) return { operation: c.operation, variables };
-    }
-    return undefined;
+    const m = this.#index.match(method, servicePath);
+    return m === undefined ? undefined : { operation: m.value, variables: m.variables };
   }
-}
-
-function set(target: Record<string, string>, key: string, value: string): true {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-  return true;
 }
 
 /**
@@ -131,7 +54,7 @@ function set(target: Record<string, string>, key: string, value: string): true {
  * parses (rules are checked when written) is left out.
  */
 export function compileOperationAudit(openapi: unknown, rules: RouteAudit | null | undefined): OperationAuditIndex | undefined {
-  const compiled: Compiled[] = [];
+  const compiled: AuditedOperation[] = [];
   for (const [key, rule] of Object.entries(rules?.operations ?? {})) {
     if (rule?.on !== true) continue;
     const op = operationKey(key);
@@ -152,7 +75,7 @@ export function compileOperationAudit(openapi: unknown, rules: RouteAudit | null
       fields,
       wantsBody: rule.body === true || fields.some((f) => f.source.kind === 'body'),
     };
-    compiled.push({ operation, segments: splitPath(op.template).map(compileSegment) });
+    compiled.push(operation);
   }
   return compiled.length === 0 ? undefined : new OperationAuditIndex(compiled);
 }

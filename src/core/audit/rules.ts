@@ -86,7 +86,7 @@ export function parseFieldSource(text: string, variables: readonly string[]): Fi
 }
 
 /** `{paths}` of a contract when it has one, else undefined. */
-function pathsOf(openapi: unknown): Record<string, unknown> | undefined {
+export function pathsOf(openapi: unknown): Record<string, unknown> | undefined {
   if (typeof openapi !== 'object' || openapi === null) return undefined;
   const paths = (openapi as Record<string, unknown>).paths;
   return typeof paths === 'object' && paths !== null && !Array.isArray(paths) ? paths as Record<string, unknown> : undefined;

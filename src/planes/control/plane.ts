@@ -1,7 +1,10 @@
 import { GatewayError } from '../../http/errors.ts';
 import type { ExchangeHandler } from '../../http/exchange.ts';
 import { buildOpenApi } from '../../http/openapi.ts';
-import { sendFailure, serveApi } from '../../http/respond.ts';
+import { serveApi } from '../../http/respond.ts';
+import { addLogsApi } from './logs-api.ts';
+import { addLogsLiveRoute } from './logs-live.ts';
+import { notePrincipal, serveRecorded, type RecordedHandler } from '../recorded.ts';
 import { Router } from '../../http/router.ts';
 import type { GatewayContext } from '../context.ts';
 import type { Principal } from '../principal.ts';
@@ -43,6 +46,8 @@ export function controlRouter(gw: GatewayContext): Router<Principal> {
   addSchedulesApi(router, gw, 'control');
   addSettingsApi(router, gw);
   addAuditApi(router, gw);
+  addLogsLiveRoute(router);
+  addLogsApi(router, gw);
   addTlsApi(router, gw);
   addTlsSettingsApi(router, gw);
   addAcmeApi(router, gw);
@@ -65,16 +70,13 @@ export function controlRouter(gw: GatewayContext): Router<Principal> {
 /** Control plane (default :9090): console and admin API. */
 export function controlPlane(gw: GatewayContext): ExchangeHandler {
   const router = controlRouter(gw);
-  return async (ex) => {
+  const serve: RecordedHandler = async (ex, record) => {
     // An authority validating an order is no console caller: answered before the traffic window counts.
     if (answerAcmeChallenge(gw, ex)) return;
     // The console traffic window (spec 1.2 rule 7): every call but the probes, per door.
     if (ex.path !== '/healthz' && ex.path !== '/readyz') gw.certs.consoleTraffic(ex.secure ? 'https' : 'http', ex.remoteAddress);
-    try {
-      const served = await serveApi(router, ex, (doc) => authenticateControl(gw, ex, doc));
-      if (!served) throw new GatewayError('not-found', `Nothing is served at ${ex.path} on the control plane.`);
-    } catch (err) {
-      sendFailure(ex, err, gw.log);
-    }
+    const served = await serveApi(router, ex, (doc) => notePrincipal(record, authenticateControl(gw, ex, doc)));
+    if (!served) throw new GatewayError('not-found', `Nothing is served at ${ex.path} on the control plane.`);
   };
+  return (ex) => serveRecorded(gw, ex, serve);
 }

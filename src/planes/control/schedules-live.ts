@@ -5,7 +5,6 @@
  * one organisation and one route. docs/live.md is the wire format.
  */
 import { GatewayError, invalidField } from '../../http/errors.ts';
-import { sendProblem } from '../../http/respond.ts';
 import type { Exchange } from '../../http/exchange.ts';
 import type { RouteDoc, Router } from '../../http/router.ts';
 import { CLOSE, headExchange, type Socket, type SocketRequest, type SocketRoute, type SocketSession } from '../../http/socket.ts';
@@ -15,8 +14,7 @@ import type { Page } from '../../core/paging.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import type { GatewayContext } from '../context.ts';
 import type { Principal } from '../principal.ts';
-import { ownOrigin } from '../shared/origin.ts';
-import { authenticateControl, requireCapability } from './auth.ts';
+import { addLiveRoute, admitLive, stillAdmitted, type LiveFeedDoc } from './live-feed.ts';
 import { seconds } from './resource-docs.ts';
 
 export const LIVE_PATH = '/api/schedules/live';
@@ -45,30 +43,11 @@ const DOC: RouteDoc = {
   },
 };
 
+const FEED: LiveFeedDoc = { path: LIVE_PATH, doc: DOC, capability: CAPABILITY };
+
 /** A plain GET on the feed's address: a refusal that says how to open it. */
 export function addSchedulesLiveRoute(router: Router<Principal>): void {
-  router.add('GET', LIVE_PATH, DOC, (ctx) => {
-    requireCapability(ctx.principal, CAPABILITY);
-    sendProblem(ctx.ex, new GatewayError('upgrade-required', `${LIVE_PATH} is a WebSocket: open it with a WebSocket client (an upgrade request), not a plain request.`), { upgrade: 'websocket' });
-    return {};
-  });
-}
-
-/**
- * The control plane's rules, applied to the upgrade: an admin token, or the console session. A
- * browser lets any page open a WebSocket with the cookie, so the session also needs the console's
- * own Origin, as unsafe requests do.
- */
-function admit(gw: GatewayContext, ex: Exchange): Principal {
-  const principal = authenticateControl(gw, ex, DOC);
-  const origin = ex.headers.origin;
-  if (principal.kind === 'session' && origin !== ownOrigin(ex)) {
-    throw new GatewayError('origin-mismatch', origin
-      ? `The live feed opens with the console session from ${ownOrigin(ex) ?? 'this address'} only, not from ${origin}.`
-      : 'The live feed opens with the console session only with the console\'s Origin header (browsers send it; scripts should use a token).');
-  }
-  requireCapability(principal, CAPABILITY);
-  return principal;
+  addLiveRoute(router, FEED);
 }
 
 interface Filters {
@@ -192,14 +171,7 @@ class FeedSession implements SocketSession {
 
   /** Credentials are checked again before each message: a sign-out or a revocation ends the feed. */
   #admitted(): boolean {
-    try {
-      admit(this.gw, this.head);
-      return true;
-    } catch (err) {
-      if (!(err instanceof GatewayError)) throw err;
-      this.#socket?.close(CLOSE.policy, `credentials no longer valid: ${err.detail}`);
-      return false;
-    }
+    return stillAdmitted(this.gw, this.head, FEED, this.#socket);
   }
 
   #fail(err: unknown): void {
@@ -218,7 +190,7 @@ export function schedulesLiveSocket(gw: GatewayContext): SocketRoute {
     path: LIVE_PATH,
     accept: async (req) => {
       const head = headExchange(req);
-      admit(gw, head);
+      admitLive(gw, head, FEED);
       return new FeedSession(gw, req, head, readFilters(req.query));
     },
     onError: (err) => gw.log.error('a schedules live feed callback failed', { path: LIVE_PATH, ...errorAttrs(err) }),

@@ -31,7 +31,8 @@ export function endpointAudit(gw: GatewayContext): RecordObserver {
   const licensed = isLicensed(gw.settings);
   const view = gw.config.view;
   const find = (record: RequestRecord): OperationMatch | undefined => {
-    if (record.route === null || record.servicePath === null) return undefined;
+    // A scheduled call is the gateway's own: its runs keep their history, the trail its changes.
+    if (record.route === null || record.servicePath === null || record.schedule !== null) return undefined;
     return view.operationAudits.get(record.route.id)?.match(record.head.method, record.servicePath);
   };
   // The match found when the call passed serves its close; a refused call is matched at close.

@@ -1,6 +1,6 @@
 import { GatewayError } from '../../http/errors.ts';
 import type { Exchange, ExchangeHandler } from '../../http/exchange.ts';
-import { sendFailure, serveApi } from '../../http/respond.ts';
+import { serveApi } from '../../http/respond.ts';
 import { Router } from '../../http/router.ts';
 import { pass } from '../../pipeline/pass.ts';
 import { relay, type UpstreamPools } from '../../pipeline/upstream.ts';
@@ -9,9 +9,7 @@ import { ANONYMOUS_PRINCIPAL, cookieOf, SESSION_COOKIES, sessionPrincipal, type 
 import { addSessionEndpoints } from '../shared/session-endpoints.ts';
 import { checkOrigin } from '../shared/origin.ts';
 import { addProbes } from '../probes.ts';
-import { RequestRecords, type RequestRecord } from '../../pipeline/request-record.ts';
-import { errorAttrs } from '../../log/logger.ts';
-import { endpointAudit } from './endpoint-audit.ts';
+import { notePrincipal, serveRecorded, type RecordedHandler } from '../recorded.ts';
 import { hstsValue, redirectTarget, withHsts } from './https-policy.ts';
 import { clientOf } from '../forwarded.ts';
 import { answerAcmeChallenge } from '../acme-challenge.ts';
@@ -55,25 +53,7 @@ export function dataPlane(gw: GatewayContext, pools: UpstreamPools): ExchangeHan
   const own = ownRouter(gw);
   const ownPaths = new Set(own.routes.map((r) => r.pattern));
 
-  const records = new RequestRecords([endpointAudit(gw)], (err) => gw.log.error('a request record observer failed', errorAttrs(err)));
-
-  const proxy = async (ex: Exchange, record: RequestRecord | undefined) => {
-    const { upstream } = pass(gw.config.view, pools, {
-      method: ex.method,
-      host: ex.headers.host,
-      path: ex.path,
-      query: ex.query,
-      headers: ex.headers,
-      client: clientOf(gw.certs.view, 'app', ex),
-      issuer: gw.certs.view.issuer,
-      who: { kind: 'presented', authorization: ex.headers.authorization, appCookie: ex.headers.cookie && cookieOf(ex, APP_COOKIE) },
-      ownCookies: OWN_COOKIES,
-    }, gw.clock.now(), record);
-    if (record !== undefined) records.passed(record);
-    await relay(ex, upstream, record);
-  };
-
-  return async (given) => {
+  const serve: RecordedHandler = async (given, record) => {
     let ex = given;
     if (answerAcmeChallenge(gw, ex)) return;
     if (ex.secure) {
@@ -86,19 +66,21 @@ export function dataPlane(gw: GatewayContext, pools: UpstreamPools): ExchangeHan
         return;
       }
     }
-    // Opened only while an observer listens; closed once the answer ended or the caller left.
-    let record: RequestRecord | undefined;
-    try {
-      if (ownPaths.has(ex.path) && (await serveApi(own, ex, (doc) => appPrincipal(gw, ex, doc.auth)))) return;
-      record = records.open(ex);
-      await proxy(ex, record);
-    } catch (err) {
-      if (!ex.responded) {
-        if (record !== undefined && !ex.aborted) record.status = err instanceof GatewayError ? err.status : 500;
-        sendFailure(ex, err, gw.log);
-      }
-    } finally {
-      if (record !== undefined) records.close(record, ex.aborted);
-    }
+    if (ownPaths.has(ex.path) && (await serveApi(own, ex, (doc) => notePrincipal(record, appPrincipal(gw, ex, doc.auth))))) return;
+    const { upstream } = pass(gw.config.view, pools, {
+      method: ex.method,
+      host: ex.headers.host,
+      path: ex.path,
+      query: ex.query,
+      headers: ex.headers,
+      client: clientOf(gw.certs.view, 'app', ex),
+      issuer: gw.certs.view.issuer,
+      who: { kind: 'presented', authorization: ex.headers.authorization, appCookie: ex.headers.cookie && cookieOf(ex, APP_COOKIE) },
+      ownCookies: OWN_COOKIES,
+    }, gw.clock.now(), record);
+    if (record !== undefined) gw.records.passed(record);
+    await relay(ex, upstream, record);
   };
+
+  return (ex) => serveRecorded(gw, ex, serve);
 }

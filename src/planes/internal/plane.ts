@@ -1,7 +1,8 @@
 import { GatewayError } from '../../http/errors.ts';
 import type { Exchange, ExchangeHandler } from '../../http/exchange.ts';
 import { buildOpenApi } from '../../http/openapi.ts';
-import { sendFailure, serveApi } from '../../http/respond.ts';
+import { serveApi } from '../../http/respond.ts';
+import { notePrincipal, serveRecorded, type RecordedHandler } from '../recorded.ts';
 import { Router } from '../../http/router.ts';
 import type { GatewayContext } from '../context.ts';
 import { bearerOf, cookieOf, SESSION_COOKIES, tokenPrincipal, ANONYMOUS_PRINCIPAL, type Principal } from '../principal.ts';
@@ -49,16 +50,13 @@ export function internalRouter(gw: GatewayContext): Router<Principal> {
 /** Internal plane (default :7070). */
 export function internalPlane(gw: GatewayContext): ExchangeHandler {
   const router = internalRouter(gw);
-  return async (ex) => {
-    try {
-      const served = await serveApi(router, ex, (doc) => authenticateInternal(gw, ex, doc.auth));
-      if (!served) {
-        // Unknown API paths are still behind the token rule: say who may ask before saying "nothing".
-        if (ex.path.startsWith('/api/')) authenticateInternal(gw, ex, 'token');
-        throw new GatewayError('not-found', `Nothing is served at ${ex.path} on the internal plane.`);
-      }
-    } catch (err) {
-      sendFailure(ex, err, gw.log);
+  const serve: RecordedHandler = async (ex, record) => {
+    const served = await serveApi(router, ex, (doc) => notePrincipal(record, authenticateInternal(gw, ex, doc.auth)));
+    if (!served) {
+      // Unknown API paths are still behind the token rule: say who may ask before saying "nothing".
+      if (ex.path.startsWith('/api/')) authenticateInternal(gw, ex, 'token');
+      throw new GatewayError('not-found', `Nothing is served at ${ex.path} on the internal plane.`);
     }
   };
+  return (ex) => serveRecorded(gw, ex, serve);
 }

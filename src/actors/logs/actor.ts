@@ -1,0 +1,92 @@
+/** LogShipper, worker side: formats, writes and pushes what the main thread hands over. */
+import { runActor } from '../../workers/actor-runtime.ts';
+import { accessAgent, accessLine, appAgent, appLine, type LogResource } from '../../log/format.ts';
+import type { AccessEntry } from '../../log/access.ts';
+import type { LogRecord } from '../../log/record.ts';
+import { FdWriter } from './fd-writer.ts';
+import { logPush, type LogPush } from './push.ts';
+import type { LogCalls, LogInit, LogMode, LogTells } from './messages.ts';
+
+runActor<LogInit, LogCalls, never, LogTells>(async (init, ctx) => {
+  const resource: LogResource = { 'service.name': 'meerkat', 'service.version': init.version, 'service.instance.id': init.node };
+  const trouble = (name: string) => (event: 'dropping' | 'flowing' | 'closed', detail: Record<string, unknown>) => {
+    if (event === 'flowing') ctx.log.info(`${name} takes lines again`, detail);
+    else if (event === 'dropping') ctx.log.warn(`${name} is not taking lines fast enough; lines are dropped and counted`, detail);
+    else ctx.log.warn(`${name} is closed; its lines are dropped and counted`, detail);
+  };
+  const out = new FdWriter(init.stdoutFd, { onTrouble: trouble('standard output') });
+  const err = new FdWriter(init.stderrFd, { onTrouble: trouble('standard error') });
+  let mode: LogMode = init.mode;
+  let push: LogPush | null = null;
+  /** Records of a push that was stopped, still counted in the state. */
+  let pastDrops = { batches: 0, app: 0, access: 0 };
+
+  const startPush = () => {
+    if (!init.otlpEndpoint) throw new Error('the push mode needs GATEWAY_OTLP_ENDPOINT');
+    push = logPush({
+      endpoint: init.otlpEndpoint, node: init.node, version: init.version, clock: ctx.clock,
+      // The collector cannot say it is down: the push's own reports go to standard error as well.
+      onReport: (level, msg, attrs) => {
+        err.push(appLine({ time: new Date(ctx.clock.now()).toISOString(), type: 'app', level, msg, attrs }, init.format));
+        ctx.log[level](msg, attrs);
+      },
+    });
+  };
+  const stopPush = async () => {
+    const p = push;
+    if (!p) return;
+    push = null;
+    await p.shutdown();
+    const d = p.dropped();
+    pastDrops = { batches: pastDrops.batches + p.droppedBatches(), app: pastDrops.app + d.app, access: pastDrops.access + d.access };
+  };
+  if (mode === 'otlp') startPush();
+
+  const app = (records: readonly LogRecord[]) => {
+    if (mode === 'otlp') push!.app(records);
+    else if (mode === 'agent') for (const r of records) err.push(JSON.stringify(appAgent(r, resource)));
+    else for (const r of records) err.push(appLine(r, init.format));
+  };
+  const access = (entries: readonly AccessEntry[]) => {
+    if (mode === 'otlp') push!.access(entries);
+    else if (mode === 'agent') for (const e of entries) out.push(JSON.stringify(accessAgent(e, resource)));
+    else for (const e of entries) out.push(accessLine(e, init.format));
+  };
+
+  return {
+    told: {
+      'log.app': app,
+      'log.access': access,
+    },
+    handlers: {
+      'output.set': async ({ mode: next }) => {
+        if (next === mode) return null;
+        if (next === 'otlp') startPush();
+        else if (mode === 'otlp') await stopPush();
+        mode = next;
+        return null;
+      },
+      state: () => {
+        const live = push?.dropped() ?? { app: 0, access: 0 };
+        return {
+          mode,
+          droppedBatches: pastDrops.batches + (push?.droppedBatches() ?? 0),
+          droppedRecords: {
+            app: pastDrops.app + live.app + err.dropped,
+            access: pastDrops.access + live.access + out.dropped,
+          },
+          queued: (push?.queued() ?? 0) + out.waiting + err.waiting,
+        };
+      },
+      settle: async () => {
+        await push?.flush();
+        await Promise.all([out.idle(), err.idle()]);
+        return null;
+      },
+    },
+    stop: async () => {
+      await stopPush();
+      await Promise.all([out.idle(), err.idle()]);
+    },
+  };
+});

@@ -1,0 +1,125 @@
+/**
+ * What a log record becomes on its way out (spec 1.4, 2.7): a line in the startup format (text
+ * or JSON), an object for a log agent with OpenTelemetry's field names, or the parts of an OTLP
+ * log record. Pure: the LogShipper calls these in its worker, never the request path.
+ */
+import type { LogFormat, LogLevel } from '../settings/settings.ts';
+import type { AccessEntry } from './access.ts';
+import type { LogRecord } from './record.ts';
+
+/** OpenTelemetry's severity numbers (log data model): the first of each range. */
+export const SEVERITY_NUMBER: Readonly<Record<LogLevel, number>> = { debug: 5, info: 9, warn: 13, error: 17 };
+
+/** The resource every agent object and pushed record carries (spec 9 rule 2). */
+export interface LogResource {
+  readonly 'service.name': string;
+  readonly 'service.version': string;
+  readonly 'service.instance.id': string;
+}
+
+const TRACE_ID = /^[0-9a-f]{32}$/;
+
+function textValue(value: unknown): string {
+  const s = typeof value === 'string' ? value : JSON.stringify(value);
+  return s !== undefined && /[\s"=]/.test(s) ? JSON.stringify(s) : String(s);
+}
+
+function pairs(attrs: Readonly<Record<string, unknown>>): string {
+  let out = '';
+  for (const k of Object.keys(attrs)) {
+    const v = attrs[k];
+    if (v !== undefined && v !== null) out += ` ${k}=${textValue(v)}`;
+  }
+  return out;
+}
+
+/** An operational record as one line in the startup format. */
+export function appLine(record: LogRecord, format: LogFormat): string {
+  if (format === 'json') {
+    // The record's own members first and last: an attribute of the same name cannot replace them.
+    const o: Record<string, unknown> = { time: record.time, type: 'app', level: record.level, msg: record.msg, ...record.attrs };
+    o.time = record.time;
+    o.type = 'app';
+    o.level = record.level;
+    o.msg = record.msg;
+    return JSON.stringify(o);
+  }
+  // A message is one line: a newline in it (an error's text) must not forge a second record.
+  return `${record.time} ${record.level.toUpperCase().padEnd(5)} ${oneLine(record.msg)}${pairs(record.attrs)}`;
+}
+
+function oneLine(s: string): string {
+  return /[\r\n]/.test(s) ? s.replace(/\r?\n|\r/g, ' ') : s;
+}
+
+/** The access line's fields (spec 2.7), absent ones left out. */
+export function accessFields(e: AccessEntry): Record<string, string | number> {
+  const out: Record<string, string | number> = { time: new Date(e.at).toISOString(), type: 'access' };
+  if (e.traceId !== null) out.trace_id = e.traceId;
+  out.method = e.method;
+  out.path = e.path;
+  if (e.endpoint !== null) out.endpoint = e.endpoint;
+  if (e.route !== null) out.route = e.route;
+  out.status = e.status;
+  out.ms = e.ms;
+  out.outcome = e.outcome;
+  if (e.user !== null) out.user = e.user;
+  if (e.token !== null) out.token = e.token;
+  if (e.ip !== null) out.ip = e.ip;
+  out.plane = e.plane;
+  if (e.schedule !== null) out.schedule = e.schedule;
+  return out;
+}
+
+/** An access record as one line in the startup format: JSON is the object of 2.7. */
+export function accessLine(e: AccessEntry, format: LogFormat): string {
+  if (format === 'json') return JSON.stringify(accessFields(e));
+  const { time, type: _type, method, path, status, ms, ...rest } = accessFields(e);
+  return `${time} ACCESS ${method} ${textValue(path)} ${status} ${ms}ms${pairs(rest)}`;
+}
+
+/** One object per line for a log agent: OpenTelemetry's field names (spec 2.7, last row). */
+export interface AgentObject {
+  readonly timestamp: string;
+  readonly severity_text: string;
+  readonly severity_number: number;
+  readonly body: string;
+  readonly trace_id?: string;
+  readonly attributes: Record<string, unknown>;
+  readonly resource: LogResource;
+}
+
+export function appAgent(record: LogRecord, resource: LogResource): AgentObject {
+  const trace = traceOf(record.attrs.traceId);
+  return {
+    timestamp: record.time,
+    severity_text: record.level.toUpperCase(),
+    severity_number: SEVERITY_NUMBER[record.level],
+    body: record.msg,
+    ...(trace ? { trace_id: trace } : {}),
+    attributes: { ...record.attrs, type: 'app' },
+    resource,
+  };
+}
+
+export function accessAgent(e: AccessEntry, resource: LogResource): AgentObject {
+  const { time, trace_id: _trace, ...attributes } = accessFields(e);
+  return {
+    timestamp: time as string,
+    severity_text: 'INFO',
+    severity_number: SEVERITY_NUMBER.info,
+    body: accessBody(e),
+    ...(e.traceId !== null ? { trace_id: e.traceId } : {}),
+    attributes,
+    resource,
+  };
+}
+
+/** The body of an access record for an agent or the collector: what a person scans for. */
+export function accessBody(e: AccessEntry): string {
+  return `${e.method} ${e.path} ${e.status}`;
+}
+
+export function traceOf(value: unknown): string | null {
+  return typeof value === 'string' && TRACE_ID.test(value) && !/^0+$/.test(value) ? value : null;
+}

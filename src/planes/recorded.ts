@@ -1,0 +1,35 @@
+/**
+ * Every plane serves an exchange the same way around its own work: the request record is opened
+ * first (while an observer listens), a refusal or a failure is answered as problem+json, and the
+ * record is closed once the answer ended or the caller left. `serve` is created once per plane,
+ * so nothing is allocated for this per request beyond the record itself.
+ */
+import { GatewayError } from '../http/errors.ts';
+import type { Exchange } from '../http/exchange.ts';
+import { sendFailure } from '../http/respond.ts';
+import type { RequestRecord } from '../pipeline/request-record.ts';
+import type { GatewayContext } from './context.ts';
+import type { Principal } from './principal.ts';
+
+export type RecordedHandler = (ex: Exchange, record: RequestRecord | undefined) => Promise<void> | void;
+
+export async function serveRecorded(gw: GatewayContext, ex: Exchange, serve: RecordedHandler): Promise<void> {
+  const record = gw.records.open(ex);
+  try {
+    await serve(ex, record);
+  } catch (err) {
+    if (record !== undefined) record.error = err instanceof GatewayError ? err.code : 'internal';
+    if (!ex.responded) sendFailure(ex, err, gw.log);
+  } finally {
+    if (record !== undefined) gw.records.close(record, ex.aborted, ex.status);
+  }
+}
+
+/** Who called a gateway API, as the record names them: the account, and the token of a machine. */
+export function notePrincipal(record: RequestRecord | undefined, p: Principal): Principal {
+  if (record !== undefined && p.kind !== 'anonymous') {
+    record.user = p.account?.name ?? null;
+    record.token = p.kind === 'token' ? p.token.name : null;
+  }
+  return p;
+}
