@@ -125,7 +125,7 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     });
     cleanups.push(() => schedules.stop());
     await schedules.start();
-    const actors = [audit.host, config.host, certs.host, ...schedules.hosts];
+    const actors = [logs.shipper.host, audit.host, config.host, certs.host, ...schedules.hosts];
     if (settings.configFile) {
       let applied: { created: number; updated: number };
       try {

@@ -263,6 +263,10 @@ export function loadSettings(env: Env = process.env): Settings {
     if (['debug', 'info', 'warn', 'error'].includes(rawLevel)) logLevel = rawLevel as LogLevel;
     else warnings.push(`GATEWAY_LOG_LEVEL="${env.GATEWAY_LOG_LEVEL}" is not a level (debug, info, warn, error); using info.`);
   }
+  // Spec 9 rule 3: the access log is switched in the console now; the old switch is said, never read.
+  if (env.GATEWAY_ACCESS_LOG !== undefined) {
+    warnings.push('GATEWAY_ACCESS_LOG is no longer read: the access log is switched on every node at once in the console (Logs, Access log) or with PUT /api/settings/logs {"accessLog": true}.');
+  }
 
   const rootPassword = env.GATEWAY_ROOT_PASSWORD === '' ? undefined : env.GATEWAY_ROOT_PASSWORD;
   if (rootPassword !== undefined && rootPassword.length < 12) {

@@ -209,3 +209,27 @@ test('one-way records wait while the actor starts or restarts; past the queue\'s
     await actor.stop();
   }
 });
+
+test('a worker ships no record below the level in force, and follows the level as it moves', async () => {
+  const hub = new LogHub('info');
+  const shipped: LogRecord[] = [];
+  const base = hub.logger();
+  // What crosses from the worker, before the main thread's own level filter.
+  const log = { ...base, write: (r: LogRecord) => { shipped.push(r); base.write(r); } };
+  const actor = new ActorHost<HoldCalls, HoldInit, never, HoldTells>({
+    name: 'levels', module: new URL('../fixtures/hold-actor.ts', import.meta.url), init: () => ({}),
+    log, clock: new SystemClock(), onEvent: () => {},
+  });
+  await actor.start();
+  try {
+    await actor.call('say', { level: 'debug', msg: 'quiet at info' });
+    await actor.call('say', { level: 'info', msg: 'said at info' });
+    hub.setLevel('debug');
+    await actor.call('say', { level: 'debug', msg: 'said at debug' });
+    hub.setLevel('info');
+    await actor.call('say', { level: 'debug', msg: 'quiet again' });
+    assert.deepEqual(shipped.map((r) => r.msg), ['said at info', 'said at debug']);
+  } finally {
+    await actor.stop();
+  }
+});

@@ -85,6 +85,13 @@ test('each bad value stops the boot with a sentence naming the variable', () => 
 
 test('a GATEWAY_LOG_LEVEL typo falls back to info with a warning (spec 1.4 rule 2)', () => {
   const s = loadSettings({ GATEWAY_LOG_LEVEL: 'verbose' });
+
+test('the old access log switch is not read: it is said once at start (spec 9 rule 3)', () => {
+  const s = loadSettings({ GATEWAY_ACCESS_LOG: 'true' });
+  assert.equal(s.warnings.length, 1);
+  assert.match(s.warnings[0]!, /GATEWAY_ACCESS_LOG is no longer read/);
+  assert.equal((s as unknown as Record<string, unknown>).accessLog, undefined);
+});
   assert.equal(s.logLevel, 'info');
   assert.equal(s.warnings.length, 1);
   assert.match(s.warnings[0]!, /GATEWAY_LOG_LEVEL="verbose"/);
