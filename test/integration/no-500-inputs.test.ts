@@ -139,7 +139,7 @@ test('query parameters and path segments with inherited names', async () => {
     }
   }
   for (const k of PROTO_KEYS) {
-    for (const path of [`/api/routes/${k}`, `/api/roles/${k}`, `/api/accounts/${k}`, `/api/organisations/${k}`, `/api/organisations/${k}/vault`, `/api/schedules/live?${k}=x`, `/api/accounts?${k}=x`, `/api/routes?${k}=x`]) {
+    for (const path of [`/api/logs?${k}=x`, `/api/logs?level=${k}`, `/api/logs?limit=${k}`, `/api/logs/export?q=${k}`, `/api/logs/live?${k}=x`, `/api/routes/${k}`, `/api/roles/${k}`, `/api/accounts/${k}`, `/api/organisations/${k}`, `/api/organisations/${k}/vault`, `/api/schedules/live?${k}=x`, `/api/accounts?${k}=x`, `/api/routes?${k}=x`]) {
       judge(`GET ${path}`, await control('GET', path));
     }
     judge(`DELETE token ${k}`, await control('DELETE', `/api/tokens/${k}`));
@@ -166,6 +166,7 @@ test('control-plane inputs: routes, roles, accounts, tokens, organisations, vaul
   await fuzz(control, 'PUT', '/api/vault/fuzz_v', { value: 'secret' }, [['value']]);
   await fuzz(control, 'PUT', '/api/organisations/o1/vault/fuzz_v', { value: 'secret' }, [['value']]);
   await fuzz(control, 'PUT', '/api/settings/schedules', { retention: 'P30D' }, [['retention']]);
+  await fuzz(control, 'PUT', '/api/settings/logs', { level: 'info', accessLog: false, mode: 'startup' }, [['level'], ['accessLog'], ['mode']]);
   await fuzz(control, 'POST', '/api/session', { name: 'fuzz-nobody', password: 'not-the-password', code: '123456' }, [['name'], ['password'], ['code']]);
   // The test clock: `by` never holds a valid duration here except PT0S, so time stays put.
   await fuzz(control, 'POST', '/__clock/advance', { by: 'PT0S' }, [['by']]);
