@@ -12,7 +12,7 @@ import type { LogRecord } from '../log/record.ts';
 import { appLine } from '../log/format.ts';
 import { ConsoleBuffer } from '../log/console-buffer.ts';
 import { LevelControl, type LevelState } from '../log/level-control.ts';
-import type { LogMode, LogSettings } from '../log/log-settings.ts';
+import type { LogMode, LogSettings } from '../core/logs/log-settings.ts';
 import { LogShipperClient, type LogOutputState } from '../actors/logs/client.ts';
 import type { AccessEntry } from '../log/access.ts';
 import type { Settings } from '../settings/settings.ts';

@@ -1,4 +1,4 @@
-import { DEFAULT_LOG_SETTINGS } from '../../src/log/log-settings.ts';
+import { DEFAULT_LOG_SETTINGS } from '../../src/core/logs/log-settings.ts';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigView } from '../../src/actors/config/client.ts';

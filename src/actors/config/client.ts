@@ -10,7 +10,7 @@ import { RoleGraph } from '../../pipeline/roles.ts';
 import { IdentitySigner } from '../../pipeline/identity.ts';
 import { EndpointRules } from '../../pipeline/endpoint-rules.ts';
 import type { AuditRow } from '../../store/audit.ts';
-import { DEFAULT_LOG_SETTINGS, type LogSettings } from '../../log/log-settings.ts';
+import { DEFAULT_LOG_SETTINGS, type LogSettings } from '../../core/logs/log-settings.ts';
 import { endpointIndex } from '../../core/routes/endpoints.ts';
 import type { TemplateIndex, Templated } from '../../core/routes/template-index.ts';
 import { compileOperationAudit, type OperationAuditIndex } from '../../core/audit/operations.ts';

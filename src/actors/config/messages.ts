@@ -6,7 +6,7 @@
  * leaves nothing behind.
  */
 import type { StoreOptions } from '../../store/orm.ts';
-import type { LogSettings, LogSettingsInput } from '../../log/log-settings.ts';
+import type { LogSettings, LogSettingsInput } from '../../core/logs/log-settings.ts';
 import type { TokenRequest, MintedToken } from '../../core/tokens/mint.ts';
 import type { OrganisationView, RoleView, RouteView } from '../../core/model.ts';
 import type { RouteInput } from '../../core/routes/route-input.ts';

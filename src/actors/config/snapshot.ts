@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { Account, Change, Organisation, Role, Route, Session, SettingRow, SigningKeyRow, Token, TrustedAuthority } from '../../store/entities.ts';
-import { readLogSettings } from '../../log/log-settings.ts';
+import { readLogSettings } from '../../core/logs/log-settings.ts';
 import { LOGS_KEY } from './handlers/logs.ts';
 import type { IdentityMode } from '../../core/model.ts';
 import { declaredEndpoints } from '../../core/routes/endpoints.ts';

@@ -8,7 +8,7 @@ import type { LogFormat } from '../../settings/settings.ts';
 import type { LogRecord } from '../../log/record.ts';
 import type { AccessEntry } from '../../log/access.ts';
 
-import type { LogMode } from '../../log/log-settings.ts';
+import type { LogMode } from '../../core/logs/log-settings.ts';
 
 export type { LogMode };
 

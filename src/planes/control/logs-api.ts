@@ -8,7 +8,7 @@ import { GatewayError, invalidField } from '../../http/errors.ts';
 import type { Router } from '../../http/router.ts';
 import type { LineQuery } from '../../log/console-buffer.ts';
 import { BUFFER_LINES } from '../../log/console-buffer.ts';
-import { LOG_LEVELS, LOG_MODES, parseLogSettings } from '../../log/log-settings.ts';
+import { LOG_LEVELS, LOG_MODES, parseLogSettings } from '../../core/logs/log-settings.ts';
 import type { LogLevel } from '../../settings/settings.ts';
 import type { GatewayContext } from '../context.ts';
 import { requireLicensed } from '../edition.ts';

@@ -1,5 +1,5 @@
 import { SettingRow } from '../../../store/entities.ts';
-import { readLogSettings, type LogSettings } from '../../../log/log-settings.ts';
+import { readLogSettings, type LogSettings } from '../../../core/logs/log-settings.ts';
 import type { ConfigCalls } from '../messages.ts';
 import { write, type WriteDeps } from '../../write.ts';
 import type { ActorHandlers } from '../../../workers/actor-runtime.ts';

@@ -3,9 +3,9 @@
  * switch and the output mode, kept; the level as the console set it last, dated (see
  * level-control.ts for why a dated change and not a kept level).
  */
-import { invalidField } from '../http/errors.ts';
-import type { LogLevel } from '../settings/settings.ts';
-import type { LevelChange } from './level-control.ts';
+import { invalidField } from '../../http/errors.ts';
+import type { LogLevel } from '../../settings/settings.ts';
+import type { LevelChange } from '../../log/level-control.ts';
 
 /**
  * Where the logs go (spec 1.4 rule 5), one at a time: `startup` writes GATEWAY_LOG_FORMAT lines,
