@@ -119,7 +119,8 @@ export class RequestRecords {
    */
   close(record: RequestRecord, aborted: boolean, sent = 0): void {
     record.end = performance.now();
-    if (record.status === 0 && !aborted) record.status = sent;
+    // A caller that left after the head went out got that status: only one that got none is 499.
+    if (record.status === 0) record.status = sent;
     if (aborted) {
       record.outcome = 'aborted';
       if (record.status === 0) record.status = CLIENT_CLOSED;

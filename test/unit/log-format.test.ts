@@ -1,0 +1,155 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { AccessEntry } from '../../src/log/access.ts';
+import { accessAgent, accessLine, appAgent, appLine, type LogResource } from '../../src/log/format.ts';
+import type { LogRecord } from '../../src/log/record.ts';
+import type { LogLevel } from '../../src/settings/settings.ts';
+
+const TIME = '2026-03-01T10:20:30.456Z';
+const AT = Date.parse(TIME);
+const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const RESOURCE: LogResource = { 'service.name': 'meerkat', 'service.version': '1.2.3', 'service.instance.id': 'node-a' };
+
+const record = (msg: string, attrs: Record<string, unknown> = {}, level: LogLevel = 'info'): LogRecord => ({ time: TIME, type: 'app', level, msg, attrs });
+
+const entry = (over: Partial<AccessEntry> = {}): AccessEntry => ({
+  at: AT, plane: 'data', method: 'GET', path: '/orders/42', endpoint: 'GET /orders/{id}', route: 'orders', status: 200, ms: 12,
+  outcome: 'ok', user: 'alice', token: 'ci-bot', ip: '203.0.113.7', traceId: TRACE, schedule: null, ...over,
+});
+
+const ACCESS_FIELDS = ['time', 'type', 'trace_id', 'method', 'path', 'endpoint', 'route', 'status', 'ms', 'outcome', 'user', 'token', 'ip'];
+const AGENT_FIELDS = ['timestamp', 'severity_text', 'severity_number', 'body', 'trace_id', 'attributes', 'resource'];
+
+test('appLine text: time, the level padded, the message, then the attributes as name=value', () => {
+  const line = appLine(record('route reloaded', { route: 'orders', count: 3, ok: true }), 'text');
+  assert.equal(line, `${TIME} INFO  route reloaded route=orders count=3 ok=true`);
+  assert.equal(appLine(record('x', {}, 'error'), 'text'), `${TIME} ERROR x`);
+  assert.equal(appLine(record('x', {}, 'warn'), 'text'), `${TIME} WARN  x`);
+});
+
+test('appLine text: a newline in the message or in an attribute cannot forge a second line', () => {
+  const forged = `${TIME} ERROR root password changed`;
+  for (const nl of ['\n', '\r\n', '\r']) {
+    const line = appLine(record(`upstream said: boom${nl}${forged}`, { detail: `a${nl}${forged}` }), 'text');
+    assert.doesNotMatch(line, /[\r\n]/, JSON.stringify(nl));
+    assert.ok(line.startsWith(`${TIME} INFO  upstream said: boom `));
+    // The attribute value is quoted as JSON: its newline stays an escape inside one line.
+    assert.ok(line.endsWith(` detail=${JSON.stringify(`a${nl}${forged}`)}`));
+  }
+});
+
+test('appLine text: null and undefined attributes are left out; spaces, quotes and = are quoted; objects are JSON', () => {
+  const line = appLine(record('m', { a: null, b: undefined, c: 'two words', d: 'x="y"', e: { k: [1, 2] }, f: 0, g: '' }), 'text');
+  // A value with a space, a quote or = is a JSON string: it reads back whole.
+  assert.equal(line, `${TIME} INFO  m c="two words" d=${JSON.stringify('x="y"')} e=${JSON.stringify('{"k":[1,2]}')} f=0 g=`);
+  assert.doesNotMatch(line, /\b[ab]=/);
+});
+
+test('appLine json: one JSON object with time, type app, level and msg, then the attributes', () => {
+  const line = appLine(record('started', { port: 8080, tls: false }, 'warn'), 'json');
+  assert.doesNotMatch(line, /\n/);
+  assert.deepEqual(JSON.parse(line), { time: TIME, type: 'app', level: 'warn', msg: 'started', port: 8080, tls: false });
+});
+
+test('appLine json: attributes cannot replace time, type, level or msg; a newline in the message stays inside the line', () => {
+  const line = appLine(record('real\n{"forged":true}', { time: 'then', type: 'access', level: 'error', msg: 'forged', extra: 1 }), 'json');
+  assert.doesNotMatch(line, /\n/);
+  const o = JSON.parse(line) as Record<string, unknown>;
+  assert.equal(o.time, TIME);
+  assert.equal(o.type, 'app');
+  assert.equal(o.level, 'info');
+  assert.equal(o.msg, 'real\n{"forged":true}');
+  assert.equal(o.extra, 1);
+  assert.deepEqual(Object.keys(o).slice(0, 4), ['time', 'type', 'level', 'msg']);
+});
+
+test('accessLine json is the object of spec 2.7, with the time in ISO 8601 and type access', () => {
+  const o = JSON.parse(accessLine(entry(), 'json')) as Record<string, unknown>;
+  assert.deepEqual(o, {
+    time: TIME, type: 'access', trace_id: TRACE, method: 'GET', path: '/orders/42', endpoint: 'GET /orders/{id}', route: 'orders',
+    status: 200, ms: 12, outcome: 'ok', user: 'alice', token: 'ci-bot', ip: '203.0.113.7', plane: 'data',
+  });
+  assert.ok(Number.isInteger(o.status) && Number.isInteger(o.ms));
+  for (const f of ACCESS_FIELDS) assert.ok(Object.hasOwn(o, f), f);
+});
+
+test('accessLine json: absent fields are left out, not written as null', () => {
+  const line = accessLine(entry({ traceId: null, endpoint: null, route: null, user: null, token: null, ip: null, status: 404, outcome: 'refused' }), 'json');
+  const o = JSON.parse(line) as Record<string, unknown>;
+  assert.deepEqual(Object.keys(o).sort(), ['method', 'ms', 'outcome', 'path', 'plane', 'status', 'time', 'type']);
+  assert.doesNotMatch(line, /null/);
+  assert.equal(o.outcome, 'refused');
+});
+
+test('accessLine json: a scheduled call names its schedule; a body is never written, whatever the entry carries', () => {
+  const withBody = { ...entry({ schedule: 'nightly-sync', user: 'scheduler', ip: null }), body: 'card=4111111111111111', headers: { authorization: 'Bearer s3cret' } };
+  const line = accessLine(withBody as AccessEntry, 'json');
+  const o = JSON.parse(line) as Record<string, unknown>;
+  assert.equal(o.schedule, 'nightly-sync');
+  assert.equal(o.user, 'scheduler');
+  assert.equal(Object.hasOwn(o, 'ip'), false);
+  assert.equal(Object.hasOwn(o, 'body'), false);
+  assert.doesNotMatch(line, /4111|s3cret/);
+  assert.doesNotMatch(accessLine(withBody as AccessEntry, 'text'), /4111|s3cret/);
+  assert.doesNotMatch(JSON.stringify(accessAgent(withBody as AccessEntry, RESOURCE)), /4111|s3cret/);
+});
+
+test('accessLine text: one line, time, ACCESS, method, path, status and ms first, the rest as name=value', () => {
+  const line = accessLine(entry(), 'text');
+  assert.equal(line, `${TIME} ACCESS GET /orders/42 200 12ms trace_id=${TRACE} endpoint="GET /orders/{id}" route=orders outcome=ok user=alice token=ci-bot ip=203.0.113.7 plane=data`);
+  const bare = accessLine(entry({ traceId: null, endpoint: null, route: null, user: null, token: null, ip: null, status: 502, outcome: 'upstream-down' }), 'text');
+  assert.equal(bare, `${TIME} ACCESS GET /orders/42 502 12ms outcome=upstream-down plane=data`);
+  // A path that is not what HTTP allows still cannot break the line.
+  assert.doesNotMatch(accessLine(entry({ path: '/a\nb c' }), 'text'), /\n/);
+});
+
+test('appAgent: exactly OpenTelemetry\'s field names, severity numbers 5, 9, 13, 17, and the resource', () => {
+  const expected: Record<LogLevel, number> = { debug: 5, info: 9, warn: 13, error: 17 };
+  for (const [level, number] of Object.entries(expected) as Array<[LogLevel, number]>) {
+    const o = appAgent(record('hello', { traceId: TRACE, route: 'orders' }, level), RESOURCE);
+    assert.deepEqual(Object.keys(o).sort(), [...AGENT_FIELDS].sort());
+    assert.equal(o.severity_number, number);
+    assert.equal(o.severity_text, level.toUpperCase());
+    assert.equal(o.timestamp, TIME);
+    assert.equal(o.body, 'hello');
+    assert.equal(o.trace_id, TRACE);
+    assert.equal(o.attributes.route, 'orders');
+    assert.equal(o.attributes.type, 'app');
+    assert.deepEqual(o.resource, { 'service.name': 'meerkat', 'service.version': '1.2.3', 'service.instance.id': 'node-a' });
+  }
+  // An attribute named type cannot turn an operational record into an access one.
+  assert.equal(appAgent(record('x', { type: 'access' }), RESOURCE).attributes.type, 'app');
+});
+
+test('appAgent: trace_id only when the record carries a valid one (32 lower-case hex digits, not all zeros)', () => {
+  const invalid: unknown[] = [undefined, null, 42, '', '0'.repeat(32), TRACE.toUpperCase(), TRACE.slice(1), `${TRACE}0`, `${TRACE.slice(0, 31)}g`, `00-${TRACE}-00f067aa0ba902b7-01`];
+  for (const traceId of invalid) {
+    const o = appAgent(record('x', traceId === undefined ? {} : { traceId }), RESOURCE);
+    assert.equal(Object.hasOwn(o, 'trace_id'), false, String(traceId));
+    assert.deepEqual(Object.keys(o).sort(), AGENT_FIELDS.filter((f) => f !== 'trace_id').sort());
+  }
+  assert.equal(appAgent(record('x', { traceId: '0'.repeat(31) + '1' }), RESOURCE).trace_id, '0'.repeat(31) + '1');
+});
+
+test('accessAgent: severity INFO 9, the body a person scans for, the access fields as attributes', () => {
+  const o = accessAgent(entry(), RESOURCE);
+  assert.deepEqual(Object.keys(o).sort(), [...AGENT_FIELDS].sort());
+  assert.equal(o.timestamp, TIME);
+  assert.equal(o.severity_text, 'INFO');
+  assert.equal(o.severity_number, 9);
+  assert.equal(o.body, 'GET /orders/42 200');
+  assert.equal(o.trace_id, TRACE);
+  assert.deepEqual(o.attributes, {
+    type: 'access', method: 'GET', path: '/orders/42', endpoint: 'GET /orders/{id}', route: 'orders', status: 200, ms: 12,
+    outcome: 'ok', user: 'alice', token: 'ci-bot', ip: '203.0.113.7', plane: 'data',
+  });
+  assert.deepEqual(o.resource, RESOURCE);
+  // One object per line: it serialises without a newline.
+  assert.doesNotMatch(JSON.stringify(o), /\n/);
+});
+
+test('accessAgent: no trace_id without one; absent fields are not attributes', () => {
+  const o = accessAgent(entry({ traceId: null, user: null, token: null, endpoint: null }), RESOURCE);
+  assert.equal(Object.hasOwn(o, 'trace_id'), false);
+  for (const f of ['user', 'token', 'endpoint', 'trace_id', 'time']) assert.equal(Object.hasOwn(o.attributes, f), false, f);
+});
