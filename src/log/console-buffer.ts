@@ -6,6 +6,7 @@
  */
 import type { LogLevel } from '../settings/settings.ts';
 import { RANK } from './logger.ts';
+import { safeJson } from './format.ts';
 import type { LogRecord } from './record.ts';
 
 export const BUFFER_LINES = 5_000;
@@ -41,7 +42,9 @@ export class ConsoleBuffer {
   }
 
   add(record: LogRecord): void {
-    const line: ConsoleLine = { seq: ++this.#seq, time: record.time, level: record.level, message: record.msg, attrs: record.attrs, node: this.node };
+    // Plain JSON values from here on: the API, the export and the feed send the line as JSON.
+    const attrs = JSON.parse(safeJson(record.attrs) ?? '{}') as Record<string, unknown>;
+    const line: ConsoleLine = { seq: ++this.#seq, time: record.time, level: record.level, message: record.msg, attrs, node: this.node };
     this.#ring[this.#next] = line;
     this.#next = (this.#next + 1) % this.size;
     for (const fn of this.#followers) {

@@ -19,8 +19,28 @@ export interface LogResource {
 
 const TRACE_ID = /^[0-9a-f]{32}$/;
 
+/**
+ * JSON that never throws: a record's attributes are whatever a caller logged, and a BigInt or a
+ * circular object must cost its own value, not the line (nor the batch it travels in).
+ */
+export function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    const seen = new WeakSet<object>();
+    return JSON.stringify(value, (_key, v: unknown) => {
+      if (typeof v === 'bigint') return v.toString();
+      if (typeof v === 'object' && v !== null) {
+        if (seen.has(v)) return '[circular]';
+        seen.add(v);
+      }
+      return v;
+    });
+  }
+}
+
 function textValue(value: unknown): string {
-  const s = typeof value === 'string' ? value : JSON.stringify(value);
+  const s = typeof value === 'string' ? value : typeof value === 'bigint' ? value.toString() : safeJson(value);
   return s !== undefined && /[\s"=]/.test(s) ? JSON.stringify(s) : String(s);
 }
 
@@ -42,7 +62,7 @@ export function appLine(record: LogRecord, format: LogFormat): string {
     o.type = 'app';
     o.level = record.level;
     o.msg = record.msg;
-    return JSON.stringify(o);
+    return safeJson(o);
   }
   // A message is one line: a newline in it (an error's text) must not forge a second record.
   return `${record.time} ${record.level.toUpperCase().padEnd(5)} ${oneLine(record.msg)}${pairs(record.attrs)}`;

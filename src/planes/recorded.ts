@@ -13,13 +13,18 @@ import type { Principal } from './principal.ts';
 
 export type RecordedHandler = (ex: Exchange, record: RequestRecord | undefined) => Promise<void> | void;
 
-export async function serveRecorded(gw: GatewayContext, ex: Exchange, serve: RecordedHandler): Promise<void> {
+/**
+ * `answerOn` gives the exchange the plane answers on, when it adds to every answer (the data
+ * plane's HSTS): refusals and failures go out through it too.
+ */
+export async function serveRecorded(gw: GatewayContext, ex: Exchange, serve: RecordedHandler, answerOn?: (ex: Exchange) => Exchange): Promise<void> {
   const record = gw.records.open(ex);
+  const answering = answerOn === undefined ? ex : answerOn(ex);
   try {
-    await serve(ex, record);
+    await serve(answering, record);
   } catch (err) {
     if (record !== undefined) record.error = err instanceof GatewayError ? err.code : 'internal';
-    if (!ex.responded) sendFailure(ex, err, gw.log);
+    if (!answering.responded) sendFailure(answering, err, gw.log);
   } finally {
     if (record !== undefined) gw.records.close(record, ex.aborted, ex.status);
   }

@@ -105,3 +105,14 @@ test('seq keeps increasing past the ring\'s size', () => {
   for (let i = 0; i < 10; i++) b.add(record(`m${i}`));
   assert.deepEqual(b.lines().map((l) => l.seq), [7, 8, 9, 10]);
 });
+
+test('a line holds plain JSON values: a BigInt or a circular attribute cannot break an answer or the feed', () => {
+  const loop: Record<string, unknown> = {};
+  loop.self = loop;
+  const buffer = new ConsoleBuffer('node-a');
+  buffer.add({ time: '2026-11-24T00:00:00.000Z', type: 'app', level: 'info', msg: 'odd', attrs: { big: 7n, loop } });
+  const [line] = buffer.lines({ q: 'circular' });
+  assert.ok(line);
+  assert.doesNotThrow(() => JSON.stringify(line));
+  assert.deepEqual(line.attrs, { big: '7', loop: { self: '[circular]' } });
+});

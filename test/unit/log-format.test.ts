@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AccessEntry } from '../../src/log/access.ts';
-import { accessAgent, accessLine, appAgent, appLine, type LogResource } from '../../src/log/format.ts';
+import { accessAgent, accessLine, appAgent, appLine, safeJson, type LogResource } from '../../src/log/format.ts';
 import type { LogRecord } from '../../src/log/record.ts';
 import type { LogLevel } from '../../src/settings/settings.ts';
 
@@ -152,4 +152,15 @@ test('accessAgent: no trace_id without one; absent fields are not attributes', (
   const o = accessAgent(entry({ traceId: null, user: null, token: null, endpoint: null }), RESOURCE);
   assert.equal(Object.hasOwn(o, 'trace_id'), false);
   for (const f of ['user', 'token', 'endpoint', 'trace_id', 'time']) assert.equal(Object.hasOwn(o.attributes, f), false, f);
+});
+
+test('a BigInt or a circular attribute costs its own value, never the line', () => {
+  const loop: Record<string, unknown> = { name: 'loop' };
+  loop.self = loop;
+  const record: LogRecord = { time: '2026-11-24T00:00:00.000Z', type: 'app', level: 'warn', msg: 'odd attributes', attrs: { big: 12n, loop } };
+  const json = JSON.parse(appLine(record, 'json'));
+  assert.equal(json.big, '12');
+  assert.deepEqual(json.loop, { name: 'loop', self: '[circular]' });
+  assert.match(appLine(record, 'text'), /big="?12"? /);
+  assert.doesNotThrow(() => safeJson(appAgent(record, { 'service.name': 'meerkat', 'service.version': '1', 'service.instance.id': 'n' })));
 });

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GatewayError } from '../../src/http/errors.ts';
-import { DEFAULT_LOG_SETTINGS, parseLogSettings, readLogSettings } from '../../src/log/log-settings.ts';
+import { DEFAULT_LOG_SETTINGS, parseLogSettings, readLogSettings } from '../../src/core/logs/log-settings.ts';
 
 function refusal(body: unknown): GatewayError {
   try {

@@ -145,3 +145,9 @@ test('endpointLabel: METHOD /template of the call, or null', () => {
   assert.equal(endpointLabel('GET', undefined, '/orders/42'), null);
   assert.equal(endpointIndex([]), undefined, 'a route that declares nothing has no index');
 });
+
+test('a HEAD is labelled with the template of the GET it stands for', () => {
+  const index = endpointIndex([{ method: 'GET', template: '/orders/{id}' }]);
+  assert.equal(endpointLabel('HEAD', index, '/orders/7'), 'HEAD /orders/{id}');
+  assert.equal(endpointLabel('POST', index, '/orders/7'), null);
+});

@@ -1,11 +1,14 @@
 /** LogShipper, worker side: formats, writes and pushes what the main thread hands over. */
 import { runActor } from '../../workers/actor-runtime.ts';
-import { accessAgent, accessLine, appAgent, appLine, type LogResource } from '../../log/format.ts';
+import { accessAgent, accessLine, appAgent, appLine, safeJson, type LogResource } from '../../log/format.ts';
 import type { AccessEntry } from '../../log/access.ts';
 import type { LogRecord } from '../../log/record.ts';
 import { FdWriter } from './fd-writer.ts';
 import { logPush, type LogPush } from './push.ts';
 import type { LogCalls, LogInit, LogMode, LogTells } from './messages.ts';
+
+/** How long a stop waits for the outputs to take what is queued. */
+const STOP_WAIT_MS = 3_000;
 
 runActor<LogInit, LogCalls, never, LogTells>(async (init, ctx) => {
   const resource: LogResource = { 'service.name': 'meerkat', 'service.version': init.version, 'service.instance.id': init.node };
@@ -44,7 +47,7 @@ runActor<LogInit, LogCalls, never, LogTells>(async (init, ctx) => {
 
   const app = (records: readonly LogRecord[]) => {
     if (mode === 'otlp') push!.app(records);
-    else if (mode === 'agent') for (const r of records) err.push(JSON.stringify(appAgent(r, resource)));
+    else if (mode === 'agent') for (const r of records) err.push(safeJson(appAgent(r, resource)));
     else for (const r of records) err.push(appLine(r, init.format));
   };
   const access = (entries: readonly AccessEntry[]) => {
@@ -86,7 +89,8 @@ runActor<LogInit, LogCalls, never, LogTells>(async (init, ctx) => {
     },
     stop: async () => {
       await stopPush();
-      await Promise.all([out.idle(), err.idle()]);
+      // A reader that stalls for good must not hold the stop: what it did not take is lost.
+      await Promise.race([Promise.all([out.idle(), err.idle()]), new Promise((r) => setTimeout(r, STOP_WAIT_MS))]);
     },
   };
 });

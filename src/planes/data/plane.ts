@@ -53,13 +53,9 @@ export function dataPlane(gw: GatewayContext, pools: UpstreamPools): ExchangeHan
   const own = ownRouter(gw);
   const ownPaths = new Set(own.routes.map((r) => r.pattern));
 
-  const serve: RecordedHandler = async (given, record) => {
-    let ex = given;
+  const serve: RecordedHandler = async (ex, record) => {
     if (answerAcmeChallenge(gw, ex)) return;
-    if (ex.secure) {
-      const hsts = hstsValue(gw, ex);
-      if (hsts !== undefined) ex = withHsts(ex, hsts);
-    } else {
+    if (!ex.secure) {
       const target = redirectTarget(gw, ex);
       if (target !== undefined) {
         ex.send(308, { location: target });
@@ -82,5 +78,10 @@ export function dataPlane(gw: GatewayContext, pools: UpstreamPools): ExchangeHan
     await relay(ex, upstream, record);
   };
 
-  return (ex) => serveRecorded(gw, ex, serve);
+  // Every answer of an HTTPS door carries the HSTS value, refusals included (spec 1.2 rule 12).
+  const answerOn = (ex: Exchange): Exchange => {
+    const hsts = ex.secure ? hstsValue(gw, ex) : undefined;
+    return hsts === undefined ? ex : withHsts(ex, hsts);
+  };
+  return (ex) => serveRecorded(gw, ex, serve, answerOn);
 }
