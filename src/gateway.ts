@@ -110,7 +110,10 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     await certs.start();
     // The pools begin with the snapshot the start delivered and follow every later one (trusted
     // authorities, origins no route uses any more) from here, before any call can be made.
-    const pools = new UpstreamPools(config.view.trustedAuthorities);
+    const pools = new UpstreamPools(config.view.trustedAuthorities, (state, origin, detail) => {
+      if (state === 'down') log.warn('upstream down: the service stopped answering', { origin, ...detail });
+      else log.info('upstream back: the service answers again', { origin, ...detail });
+    });
     cleanups.push(() => pools.close());
     config.view.onSnapshot(() => {
       pools.trust(config.view.trustedAuthorities);

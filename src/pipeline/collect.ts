@@ -4,7 +4,7 @@
  * scheduled call needs the status and a sentence, not a file a service may choose to send.
  */
 import { util, type Dispatcher } from 'undici';
-import { upstreamFailure, type UpstreamCall } from './upstream.ts';
+import { failure, type UpstreamCall } from './upstream.ts';
 
 export interface Collected {
   readonly status: number;
@@ -57,6 +57,7 @@ export function collect(call: UpstreamCall, o: CollectOptions): Promise<Collecte
       onHeaders(statusCode, rawHeaders) {
         if (statusCode < 200) return true;
         status = statusCode;
+        call.health.answered(call.origin);
         headers = util.parseHeaders(rawHeaders as Buffer[]) as Record<string, string | string[] | undefined>;
         return true;
       },
@@ -82,7 +83,7 @@ export function collect(call: UpstreamCall, o: CollectOptions): Promise<Collecte
           finish(true);
           return;
         }
-        reject(upstreamFailure(err, call));
+        reject(failure(err, call));
       },
     };
     call.pool.dispatch({

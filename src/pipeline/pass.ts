@@ -150,6 +150,7 @@ export function pass(view: ConfigView, pools: UpstreamPools, req: PassRequest, n
     identity,
     upstream: {
       pool: pools.get(origin),
+      health: pools.health,
       origin,
       method: req.method,
       path: req.query ? `${match.upstreamPath}?${req.query}` : match.upstreamPath,

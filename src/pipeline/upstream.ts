@@ -11,6 +11,7 @@ import { GatewayError } from '../http/errors.ts';
 import type { Exchange, OutgoingHeaders } from '../http/exchange.ts';
 import { forwardResponseHeaders } from './forward-headers.ts';
 import type { RequestRecord } from './request-record.ts';
+import { UpstreamHealth, type HealthReport } from './upstream-health.ts';
 import { certificateFailure, trustContext } from './upstream-tls.ts';
 
 /** Answers up to this size are collected and sent in one write (one syscall, a Content-Length). */
@@ -22,9 +23,12 @@ export class UpstreamPools {
   readonly #pools = new Map<string, Pool>();
   #authorities: readonly string[];
   #trust: SecureContext | undefined;
+  /** Which services stopped answering, said once each way on the operational log. */
+  readonly health: UpstreamHealth;
 
-  constructor(authorities: readonly string[] = []) {
+  constructor(authorities: readonly string[] = [], onHealth?: HealthReport) {
     this.#authorities = authorities;
+    this.health = new UpstreamHealth(onHealth);
   }
 
   get(origin: string): Pool {
@@ -79,6 +83,7 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
 
 export interface UpstreamCall {
   readonly pool: Pool;
+  readonly health: UpstreamHealth;
   /** The upstream's origin, for sentences. */
   readonly origin: string;
   readonly method: string;
@@ -89,6 +94,13 @@ export interface UpstreamCall {
 }
 
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE']);
+
+/** The refusal for a failure before any byte of the answer went out, told to the health watch. */
+export function failure(err: unknown, call: UpstreamCall): GatewayError {
+  const refusal = upstreamFailure(err, call);
+  call.health.failed(call.origin, refusal);
+  return refusal;
+}
 
 /** The refusal for an upstream failure before any byte of the answer went out. */
 export function upstreamFailure(err: unknown, call: Pick<UpstreamCall, 'origin' | 'timeoutMs'>): GatewayError {
@@ -168,6 +180,7 @@ export async function relay(ex: Exchange, call: UpstreamCall, record?: RequestRe
       onResponseStart(_controller, statusCode, upstreamHeaders) {
         if (statusCode < 200) return;
         status = statusCode;
+        call.health.answered(call.origin);
         if (record !== undefined) record.upstreamAnswered = true;
         headers = forwardResponseHeaders(upstreamHeaders as Record<string, string | string[] | undefined>);
         const length = Number(upstreamHeaders['content-length'] ?? Number.NaN);
@@ -212,7 +225,7 @@ export async function relay(ex: Exchange, call: UpstreamCall, record?: RequestRe
       },
       onResponseError(_controller, err) {
         if (!streaming && !ex.responded) {
-          done(ex.aborted ? undefined : upstreamFailure(err, call));
+          done(ex.aborted ? undefined : failure(err, call));
           return;
         }
         // Part of the answer went out: the only honest signal left is to cut the connection.

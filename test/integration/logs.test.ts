@@ -145,6 +145,11 @@ test('switched on, every request of every plane is one line of 2.7 on standard o
   const err = await fresh('err');
   assert.ok(err.every((l) => l.type === 'app'), 'standard error holds the operational log only');
   assert.ok(err.some((l) => l.msg === 'access log switched on'));
+  const downs = err.filter((l) => /^upstream down/.test(l.msg));
+  assert.equal(downs.length, 1, 'the operational log says an upstream is down');
+  assert.deepEqual([downs[0].level, downs[0].code], ['warn', 'upstream.unreachable']);
+  await call(`${data}/down/again`);
+  assert.equal((await fresh('err')).filter((l) => /^upstream down/.test(l.msg)).length, 0, 'once, not once per request');
 });
 
 test('a scheduled call is in the access log as the scheduler, with its schedule', async () => {
