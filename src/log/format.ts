@@ -17,6 +17,10 @@ export interface LogResource {
   readonly 'service.instance.id': string;
 }
 
+export function logResource(version: string, node: string): LogResource {
+  return { 'service.name': 'meerkat', 'service.version': version, 'service.instance.id': node };
+}
+
 const TRACE_ID = /^[0-9a-f]{32}$/;
 
 /**

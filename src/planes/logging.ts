@@ -9,7 +9,7 @@ import { writeSync } from 'node:fs';
 import type { Clock } from '../clock/clock.ts';
 import type { LogHub, Logger } from '../log/logger.ts';
 import type { LogRecord } from '../log/record.ts';
-import { appLine } from '../log/format.ts';
+import { appAgent, appLine, logResource, safeJson } from '../log/format.ts';
 import { ConsoleBuffer } from '../log/console-buffer.ts';
 import { LevelControl, type LevelState } from '../log/level-control.ts';
 import type { LogMode, LogSettings } from '../core/logs/log-settings.ts';
@@ -126,8 +126,12 @@ export class GatewayLogs {
       this.shipper.app(record);
       return;
     }
+    // After the stop, in the mode the shipper wrote last: a log agent reads the last lines too.
+    const line = this.shipper.mode === 'agent'
+      ? safeJson(appAgent(record, logResource(this.opts.version, this.opts.settings.nodeName)))
+      : appLine(record, this.opts.settings.logFormat);
     try {
-      writeSync(this.opts.outputs.stderrFd, appLine(record, this.opts.settings.logFormat) + '\n');
+      writeSync(this.opts.outputs.stderrFd, line + '\n');
     } catch {
       // Standard error is gone: nothing is left to say it on.
     }

@@ -9,6 +9,8 @@ export interface GatewayProcess {
   readonly child: ChildProcess;
   readonly stderr: () => string;
   readonly stdout: () => string;
+  /** Starts reading standard output (at once unless `readStdout: false` was asked); idempotent. */
+  readonly readStdout: () => void;
   /** Plain door URL per plane, from the `listening` lines. */
   readonly urls: Record<string, string>;
   /** Resolves with the exit code. */
@@ -28,8 +30,28 @@ export function runCli(args: string[], env: Record<string, string>, timeoutMs = 
   });
 }
 
+export interface ProcessOptions {
+  /**
+   * false: standard output is not read until `readStdout()`, so the pipe fills up as behind a log
+   * agent that stalled. Standard error is always read (the doors are found there).
+   */
+  readonly readStdout?: boolean;
+}
+
+/** The door a `listening` line names: the startup JSON format, or an object written for a log agent. */
+function listeningDoor(line: string): { plane: string; address: string } | null {
+  if (!line.startsWith('{')) return null;
+  try {
+    const rec = JSON.parse(line) as { msg?: string; body?: string; plane?: string; address?: string; attributes?: { plane?: string; address?: string } };
+    const attrs = rec.msg === 'listening' ? rec : rec.body === 'listening' ? rec.attributes : undefined;
+    return attrs?.plane && attrs.address ? { plane: attrs.plane, address: attrs.address } : null;
+  } catch {
+    return null; // not a log line
+  }
+}
+
 /** Starts `meerkat start`; resolves once the three plain doors are listening. */
-export function startProcess(env: Record<string, string>, timeoutMs = 30_000): Promise<GatewayProcess> {
+export function startProcess(env: Record<string, string>, timeoutMs = 30_000, opts: ProcessOptions = {}): Promise<GatewayProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'start'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', GATEWAY_LOG_FORMAT: 'json', ...env },
@@ -38,23 +60,28 @@ export function startProcess(env: Record<string, string>, timeoutMs = 30_000): P
   let stdout = '';
   const urls: Record<string, string> = {};
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  let reading = false;
+  const readStdout = () => {
+    if (reading) return;
+    reading = true;
+    child.stdout.on('data', (d) => { stdout += d; });
+  };
+  if (opts.readStdout !== false) readStdout();
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`gateway did not start:\n${stderr}`)); }, timeoutMs);
-    child.stdout.on('data', (d) => { stdout += d; });
+    // A line may arrive in two chunks: only whole lines are read.
+    let partial = '';
     child.stderr.on('data', (d: Buffer) => {
       stderr += d;
-      for (const line of d.toString().split('\n')) {
-        if (!line.startsWith('{')) continue;
-        try {
-          const rec = JSON.parse(line) as { msg?: string; plane?: string; address?: string };
-          if (rec.msg === 'listening' && rec.plane && rec.address) urls[rec.plane] = `http://${rec.address}`;
-        } catch {
-          // not a log line
-        }
+      const lines = (partial + d.toString()).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) {
+        const door = listeningDoor(line);
+        if (door) urls[door.plane] = `http://${door.address}`;
       }
       if (Object.keys(urls).length === 3) {
         clearTimeout(timer);
-        resolve({ child, urls, exited, stderr: () => stderr, stdout: () => stdout });
+        resolve({ child, urls, exited, stderr: () => stderr, stdout: () => stdout, readStdout });
       }
     });
     void exited.then((code) => { clearTimeout(timer); reject(new Error(`gateway exited with ${code} before listening:\n${stderr}`)); });

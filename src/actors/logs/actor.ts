@@ -1,6 +1,6 @@
 /** LogShipper, worker side: formats, writes and pushes what the main thread hands over. */
 import { runActor } from '../../workers/actor-runtime.ts';
-import { accessAgent, accessLine, appAgent, appLine, safeJson, type LogResource } from '../../log/format.ts';
+import { accessAgent, accessLine, appAgent, appLine, logResource, safeJson } from '../../log/format.ts';
 import type { AccessEntry } from '../../log/access.ts';
 import type { LogRecord } from '../../log/record.ts';
 import { FdWriter } from './fd-writer.ts';
@@ -11,7 +11,7 @@ import type { LogCalls, LogInit, LogMode, LogTells } from './messages.ts';
 const STOP_WAIT_MS = 3_000;
 
 runActor<LogInit, LogCalls, never, LogTells>(async (init, ctx) => {
-  const resource: LogResource = { 'service.name': 'meerkat', 'service.version': init.version, 'service.instance.id': init.node };
+  const resource = logResource(init.version, init.node);
   const trouble = (name: string) => (event: 'dropping' | 'flowing' | 'closed', detail: Record<string, unknown>) => {
     if (event === 'flowing') ctx.log.info(`${name} takes lines again`, detail);
     else if (event === 'dropping') ctx.log.warn(`${name} is not taking lines fast enough; lines are dropped and counted`, detail);
