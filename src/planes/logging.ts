@@ -45,7 +45,7 @@ export class GatewayLogs {
   accessOn = false;
   readonly #log: Logger;
   readonly #detach: Array<() => void> = [];
-  #wanted: LogMode = 'startup';
+  #wanted: LogMode | null = null;
   #moving: Promise<void> = Promise.resolve();
   #refusedMode: LogMode | null = null;
 

@@ -7,6 +7,8 @@ import { FdWriter } from './fd-writer.ts';
 import { logPush, type LogPush } from './push.ts';
 import type { LogCalls, LogInit, LogMode, LogTells } from './messages.ts';
 
+/** Records held at most while the mode is not known yet (the boot's first lines). */
+const HOLD_MAX = 10_000;
 /** How long a stop waits for the outputs to take what is queued. */
 const STOP_WAIT_MS = 3_000;
 
@@ -19,7 +21,12 @@ runActor<LogInit, LogCalls, never, LogTells>(async (init, ctx) => {
   };
   const out = new FdWriter(init.stdoutFd, { onTrouble: trouble('standard output') });
   const err = new FdWriter(init.stderrFd, { onTrouble: trouble('standard error') });
-  let mode: LogMode = init.mode;
+  // null until the configuration says which mode (held records then go out in it), so that a
+  // node whose stored mode is agent writes no boot line in the startup format.
+  let mode: LogMode | null = init.mode;
+  const held: Array<{ app: readonly LogRecord[] } | { access: readonly AccessEntry[] }> = [];
+  let heldCount = 0;
+  let heldDropped = { app: 0, access: 0 };
   let push: LogPush | null = null;
   /** Records of a push that was stopped, still counted in the state. */
   let pastDrops = { batches: 0, app: 0, access: 0 };
@@ -45,13 +52,30 @@ runActor<LogInit, LogCalls, never, LogTells>(async (init, ctx) => {
   };
   if (mode === 'otlp') startPush();
 
-  const app = (records: readonly LogRecord[]) => {
-    if (mode === 'otlp') push!.app(records);
+  const hold = (batch: { app: readonly LogRecord[] } | { access: readonly AccessEntry[] }, size: number, kind: 'app' | 'access') => {
+    if (heldCount + size > HOLD_MAX) {
+      heldDropped = { ...heldDropped, [kind]: heldDropped[kind] + size };
+      return;
+    }
+    held.push(batch);
+    heldCount += size;
+  };
+  const release = () => {
+    for (const batch of held.splice(0)) {
+      if ('app' in batch) app(batch.app);
+      else access(batch.access);
+    }
+    heldCount = 0;
+  };
+  const app = (records: readonly LogRecord[]): void => {
+    if (mode === null) hold({ app: records }, records.length, 'app');
+    else if (mode === 'otlp') push!.app(records);
     else if (mode === 'agent') for (const r of records) err.push(safeJson(appAgent(r, resource)));
     else for (const r of records) err.push(appLine(r, init.format));
   };
-  const access = (entries: readonly AccessEntry[]) => {
-    if (mode === 'otlp') push!.access(entries);
+  const access = (entries: readonly AccessEntry[]): void => {
+    if (mode === null) hold({ access: entries }, entries.length, 'access');
+    else if (mode === 'otlp') push!.access(entries);
     else if (mode === 'agent') for (const e of entries) out.push(JSON.stringify(accessAgent(e, resource)));
     else for (const e of entries) out.push(accessLine(e, init.format));
   };
@@ -67,18 +91,19 @@ runActor<LogInit, LogCalls, never, LogTells>(async (init, ctx) => {
         if (next === 'otlp') startPush();
         else if (mode === 'otlp') await stopPush();
         mode = next;
+        release();
         return null;
       },
       state: () => {
         const live = push?.dropped() ?? { app: 0, access: 0 };
         return {
-          mode,
+          mode: mode ?? 'startup',
           droppedBatches: pastDrops.batches + (push?.droppedBatches() ?? 0),
           droppedRecords: {
-            app: pastDrops.app + live.app + err.dropped,
-            access: pastDrops.access + live.access + out.dropped,
+            app: pastDrops.app + live.app + err.dropped + heldDropped.app,
+            access: pastDrops.access + live.access + out.dropped + heldDropped.access,
           },
-          queued: (push?.queued() ?? 0) + out.waiting + err.waiting,
+          queued: (push?.queued() ?? 0) + out.waiting + err.waiting + heldCount,
         };
       },
       settle: async () => {
@@ -88,6 +113,11 @@ runActor<LogInit, LogCalls, never, LogTells>(async (init, ctx) => {
       },
     },
     stop: async () => {
+      // Stopped before the configuration said a mode (a boot that failed): the startup format.
+      if (mode === null) {
+        mode = 'startup';
+        release();
+      }
       await stopPush();
       // A reader that stalls for good must not hold the stop: what it did not take is lost.
       await Promise.race([Promise.all([out.idle(), err.idle()]), new Promise((r) => setTimeout(r, STOP_WAIT_MS))]);

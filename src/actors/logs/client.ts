@@ -31,7 +31,8 @@ export interface LogOutputState extends ShipperState {
 
 export class LogShipperClient {
   readonly host: ActorHost<LogCalls, LogInit, never, LogTells>;
-  #mode: LogMode = 'startup';
+  /** null until the configuration named it: the shipper holds records until then. */
+  #mode: LogMode | null = null;
 
   constructor(opts: LogShipperOptions) {
     this.host = new ActorHost<LogCalls, LogInit, never, LogTells>({
@@ -60,7 +61,7 @@ export class LogShipperClient {
   }
 
   get mode(): LogMode {
-    return this.#mode;
+    return this.#mode ?? 'startup';
   }
 
   app(record: LogRecord): boolean {

@@ -36,7 +36,8 @@ export type LogCalls = {
 
 export interface LogInit {
   readonly format: LogFormat;
-  readonly mode: LogMode;
+  /** null: not known yet; records are held until `output.set` names it. */
+  readonly mode: LogMode | null;
   /** Standard output and error by default; a test hands descriptors of its own. */
   readonly stdoutFd: number;
   readonly stderrFd: number;
