@@ -1,0 +1,205 @@
+/**
+ * The endpoint of a call as the metrics name it (spec 1.5 rules 3-4): a template such as
+ * `GET /orders/{id}`, never a raw path. A template the route declares (OpenAPI document, endpoint
+ * rules) wins; otherwise one is deduced from the path's shape and marked so.
+ *
+ * Deduction works in two steps. First each segment that looks like an identifier (segments.ts:
+ * numbers, UUIDs, hex, ULIDs, long tokens, e-mails, IP addresses, anything percent-encoded or
+ * longer than 40 characters) becomes `{id}` on sight. Then a cardinality fold: a trie of the
+ * route's deduced paths remembers, under each parent, at most FOLD_AT distinct literal segments;
+ * the next distinct one folds that position into `{id}` for good, its literals are forgotten,
+ * and the labels already issued under them are renamed so their statistics merge
+ * (`renamed`, old label to new, for the ring's `rename`).
+ *
+ * Known limit, by construction: a literal is a label until its position has seen FOLD_AT + 1
+ * distinct values. The first FOLD_AT user names under `/users/` (say) are labels until another
+ * distinct one arrives; if none ever does, they stay labels for as long as the metrics keep them
+ * (an hour of curves, seventy minutes of endpoint history). E-mails and IP addresses are never
+ * labels: they fold on sight. Each node of a cluster folds on its own.
+ *
+ * Bounds: at most TEMPLATE_BUDGET labels per route (declared and deduced); past it every call
+ * shares OTHER. The trie holds at most FOLD_AT literals a position and NODE_CAP nodes; a path
+ * deeper than MAX_DEPTH segments, with a method outside the standard ones, or needing a node
+ * past the cap is named OTHER. A label unused for LABEL_TTL_MS leaves the budget on `sweep`,
+ * once the ring no longer holds anything under it.
+ */
+import type { TemplateIndex, Templated } from '../routes/template-index.ts';
+import { splitPath } from '../routes/template-index.ts';
+import { endpointLabel } from '../routes/endpoints.ts';
+import { ID, isIdentifier } from './segments.ts';
+
+/** Distinct literals a position keeps; one more folds it into `{id}`. */
+export const FOLD_AT = 3;
+/** Labels a route may have at once (spec section 8). */
+export const TEMPLATE_BUDGET = 200;
+/** The label every call past the budget shares; always marked deduced. */
+export const OTHER = '(other)';
+export const NODE_CAP = 2_000;
+export const MAX_DEPTH = 16;
+/** Seventy minutes of endpoint history and one more: nothing in the ring still uses the label. */
+export const LABEL_TTL_MS = 71 * 60_000;
+
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT']);
+
+export interface EndpointName {
+  readonly template: string;
+  readonly deduced: boolean;
+  /** Labels this call's fold retired, old to new: the ring merges their statistics. */
+  readonly renamed: ReadonlyMap<string, string> | null;
+}
+
+class Node {
+  /** null once the position folded: its literals are forgotten. */
+  literals: Map<string, Node> | null = new Map();
+  id: Node | null = null;
+}
+
+interface Label {
+  readonly deduced: boolean;
+  last: number;
+}
+
+export class RouteEndpoints {
+  readonly #root = new Node();
+  #nodes = 1;
+  #folded = false;
+  readonly #labels = new Map<string, Label>();
+
+  constructor(private declared: TemplateIndex<Templated> | undefined = undefined) {}
+
+  /** The route's declarations changed: later calls match the new ones; the trie stays. */
+  redeclare(declared: TemplateIndex<Templated> | undefined): void {
+    this.declared = declared;
+  }
+
+  /** Labels issued and not swept. */
+  get size(): number {
+    return this.#labels.size;
+  }
+
+  /** Nodes in the trie, at most NODE_CAP. */
+  get nodes(): number {
+    return this.#nodes;
+  }
+
+  /** The label of a call: `method` upper-case, `servicePath` as forwarded, `at` epoch ms. */
+  name(method: string, servicePath: string, at: number): EndpointName {
+    if (!METHODS.has(method)) return bucket;
+    const path = stripQuery(servicePath);
+    const declared = endpointLabel(method, this.declared, path);
+    if (declared !== null) return this.#issue(declared, false, at, null);
+    const segments = splitPath(path);
+    if (segments.length > MAX_DEPTH) return bucket;
+    this.#folded = false;
+    const shape = this.#insert(segments);
+    const renamed = this.#folded ? this.#renames() : null;
+    if (shape === null) return renamed === null ? bucket : { ...bucket, renamed };
+    return this.#issue(`${method} /${shape.join('/')}`, true, at, renamed);
+  }
+
+  /** Forgets labels unused since `now - LABEL_TTL_MS`, freeing their place in the budget. */
+  sweep(now: number): void {
+    for (const [label, l] of this.#labels) if (l.last < now - LABEL_TTL_MS) this.#labels.delete(label);
+  }
+
+  #issue(template: string, deduced: boolean, at: number, renamed: ReadonlyMap<string, string> | null): EndpointName {
+    const known = this.#labels.get(template);
+    if (known !== undefined) {
+      known.last = Math.max(known.last, at);
+      return { template, deduced: known.deduced, renamed };
+    }
+    if (this.#labels.size >= TEMPLATE_BUDGET) return { ...bucket, renamed };
+    this.#labels.set(template, { deduced, last: at });
+    return { template, deduced, renamed };
+  }
+
+  /** Walks the path into the trie, growing and folding it; the shape, or null past NODE_CAP. */
+  #insert(segments: readonly string[]): string[] | null {
+    const shape: string[] = [];
+    let node = this.#root;
+    for (const s of segments) {
+      let literal = node.literals !== null && !isIdentifier(s);
+      if (literal && !node.literals!.has(s) && node.literals!.size >= FOLD_AT) {
+        // One distinct value too many: the position is an identifier from now on.
+        this.#fold(node);
+        literal = false;
+      }
+      let next = literal ? node.literals!.get(s) : node.id;
+      if (next === undefined || next === null) {
+        if (this.#nodes >= NODE_CAP) return null;
+        this.#nodes++;
+        next = new Node();
+        if (literal) node.literals!.set(s, next);
+        else node.id = next;
+      }
+      shape.push(literal ? s : ID);
+      node = next;
+    }
+    return shape;
+  }
+
+  /** Folds a position: its literal subtrees merge into its `{id}` subtree and are forgotten. */
+  #fold(node: Node): void {
+    const literals = node.literals;
+    if (literals === null) return;
+    node.literals = null;
+    this.#folded = true;
+    for (const child of literals.values()) node.id = this.#graft(node.id, child);
+  }
+
+  /** Merges `from` into `into` (either may be absent); a merged position past FOLD_AT folds. */
+  #graft(into: Node | null, from: Node): Node {
+    if (into === null) return from;
+    this.#nodes--;
+    if (from.id !== null) into.id = this.#graft(into.id, from.id);
+    if (into.literals === null || from.literals === null) {
+      if (from.literals !== null) for (const child of from.literals.values()) into.id = this.#graft(into.id, child);
+      this.#fold(into);
+      return into;
+    }
+    for (const [s, child] of from.literals) into.literals.set(s, this.#graft(into.literals.get(s) ?? null, child));
+    if (into.literals.size > FOLD_AT) this.#fold(into);
+    return into;
+  }
+
+  /** Where each issued deduced label lands after a fold; only those that moved. */
+  #renames(): ReadonlyMap<string, string> | null {
+    const renamed = new Map<string, string>();
+    for (const [label, l] of [...this.#labels]) {
+      if (!l.deduced) continue;
+      const space = label.indexOf(' ');
+      const to = `${label.slice(0, space)} /${this.#resolve(splitPath(label.slice(space + 1))).join('/')}`;
+      if (to === label) continue;
+      renamed.set(label, to);
+      this.#labels.delete(label);
+      const kept = this.#labels.get(to);
+      if (kept === undefined) this.#labels.set(to, { deduced: true, last: l.last });
+      else kept.last = Math.max(kept.last, l.last);
+    }
+    return renamed.size === 0 ? null : renamed;
+  }
+
+  /** The current shape of an issued label's segments (literals or `{id}`), without growing the trie. */
+  #resolve(segments: readonly string[]): string[] {
+    const shape: string[] = [];
+    let node: Node | undefined = this.#root;
+    for (const s of segments) {
+      if (node === undefined) shape.push(s);
+      else if (node.literals !== null && s !== ID) {
+        shape.push(s);
+        node = node.literals.get(s);
+      } else {
+        shape.push(ID);
+        node = node.id ?? undefined;
+      }
+    }
+    return shape;
+  }
+}
+
+const bucket: EndpointName = { template: OTHER, deduced: true, renamed: null };
+
+function stripQuery(path: string): string {
+  const q = path.search(/[?#]/);
+  return q === -1 ? path : path.slice(0, q);
+}

@@ -1,0 +1,68 @@
+/**
+ * Latency histograms of the metrics (HdrHistogram): values recorded in microseconds, answers in
+ * milliseconds. Two significant digits: a percentile is within 1 % of the exact one (measured
+ * about 0.4 % at p95) for 14 KiB a histogram, where three digits cost 93 KiB. 32-bit counts, no
+ * auto-resize and the packed layout never (it is several times slower to record).
+ */
+import { build, decodeFromCompressedBase64, encodeIntoCompressedBase64, type Histogram } from 'hdr-histogram-js';
+
+export type { Histogram };
+
+/** An hour: a longer exchange (a stream, a socket) is recorded as an hour. */
+export const HIGHEST_US = 3_600_000_000;
+
+export function newHistogram(): Histogram {
+  return build({ lowestDiscernibleValue: 1, highestTrackableValue: HIGHEST_US, numberOfSignificantValueDigits: 2, bitBucketSize: 32, autoResize: false });
+}
+
+/** Records `us`, clamped into the histogram's range: a value outside it would throw. */
+export function recordUs(h: Histogram, us: number): void {
+  h.recordValue(us > 0 ? (us < HIGHEST_US ? Math.round(us) : HIGHEST_US) : 0);
+}
+
+/** Microseconds to milliseconds, kept to the microsecond. */
+export function ms(us: number): number {
+  return Math.round(us) / 1000;
+}
+
+/** The `p`th percentile in ms, or null for an empty histogram (no value is not zero). */
+export function percentileMs(h: Histogram | null, p: number): number | null {
+  return h === null || h.totalCount === 0 ? null : ms(h.getValueAtPercentile(p));
+}
+
+/**
+ * Histograms reused across intervals: each is 14 KiB, and an interval ring would otherwise
+ * hand the collector a few of them every 5 s per active route and endpoint.
+ */
+export class HistogramPool {
+  readonly #free: Histogram[] = [];
+
+  constructor(private readonly keep = 256) {}
+
+  take(): Histogram {
+    return this.#free.pop() ?? newHistogram();
+  }
+
+  give(h: Histogram | null): void {
+    if (h === null || this.#free.length >= this.keep) return;
+    h.reset();
+    this.#free.push(h);
+  }
+}
+
+/** The sum of `parts` in `scratch` (reset first); the only part itself when there is one. */
+export function sum(parts: readonly Histogram[], scratch: Histogram): Histogram | null {
+  if (parts.length <= 1) return parts[0] ?? null;
+  scratch.reset();
+  for (const h of parts) scratch.add(h);
+  return scratch;
+}
+
+/** A histogram as text, to cross a thread or reach another node. */
+export function encode(h: Histogram): string {
+  return encodeIntoCompressedBase64(h);
+}
+
+export function decode(text: string): Histogram {
+  return decodeFromCompressedBase64(text, 32, false);
+}

@@ -1,0 +1,39 @@
+/**
+ * Which path segments look like identifiers (spec 1.5 rules 3-4): a deduced template folds them
+ * into `{id}` on sight, so a number, a key, an e-mail or an address never becomes a label. The
+ * test is on the segment as forwarded (percent-encoded), and errs towards folding: a wrong fold
+ * costs a coarser label, a wrong literal may publish who called.
+ */
+import { isIP } from 'node:net';
+
+/** The placeholder of a folded segment. */
+export const ID = '{id}';
+
+/** Past this length a segment is an identifier whatever it holds (tokens, slugs with ids). */
+const LONG = 40;
+
+const WORD = /^[a-z_-]+$/i;
+const INTEGER = /^[+-]?\d+$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Eight hex digits or more with a digit among them: `deadbeef` stays a word, `5f3a9c1e` folds. */
+const HEX = /^(?:0x)?(?=[a-f]*\d)[0-9a-f]{8,}$/i;
+/** Crockford base32, 26 characters, a 48-bit time first. */
+const ULID = /^[0-7][0-9a-hjkmnp-tv-z]{25}$/i;
+/** Sixteen characters of base64url or more, letters and digits both: API keys, short ids, hashes. */
+const TOKEN = /^(?=[\w-]*[a-z])(?=[\w-]*\d)[\w-]{16,}$/i;
+/** Digits and separators only: dates, times, dotted numbers, an IPv4 address with its port. */
+const NUMERIC = /^(?=.*\d)[\d.:,_+-]+$/;
+
+/** True when `segment` (percent-encoded, as forwarded) stands for a value rather than a name. */
+export function isIdentifier(segment: string): boolean {
+  if (segment.length > LONG) return true;
+  // The common case first: letters and dashes alone match no rule below.
+  if (WORD.test(segment)) return false;
+  // A percent-encoded byte hides anything, an '@' is an e-mail or a user@host, braces would
+  // read as a template variable; two colons or more is IPv6 or a URN.
+  if (/[%@{}]/.test(segment) || segment.indexOf(':') !== segment.lastIndexOf(':')) return true;
+  if (INTEGER.test(segment) || NUMERIC.test(segment)) return true;
+  if (UUID.test(segment) || HEX.test(segment) || ULID.test(segment) || TOKEN.test(segment)) return true;
+  const bare = segment.startsWith('[') && segment.endsWith(']') ? segment.slice(1, -1) : segment;
+  return isIP(bare) !== 0;
+}

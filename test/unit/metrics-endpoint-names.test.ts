@@ -1,0 +1,225 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FOLD_AT, LABEL_TTL_MS, MAX_DEPTH, NODE_CAP, OTHER, RouteEndpoints, TEMPLATE_BUDGET, type EndpointName } from '../../src/core/metrics/endpoint-names.ts';
+import { isIdentifier } from '../../src/core/metrics/segments.ts';
+import { endpointIndex } from '../../src/core/routes/endpoints.ts';
+import { mulberry32 } from '../helpers/random.ts';
+
+const T0 = Date.UTC(2025, 0, 1);
+
+/** What the ring keeps per label, reduced to counts: renames merge as the ring's `rename` does. */
+class Counts {
+  readonly byLabel = new Map<string, number>();
+  readonly seen = new Set<string>();
+
+  add(n: EndpointName): void {
+    if (n.renamed !== null) {
+      for (const [from, to] of n.renamed) {
+        const c = this.byLabel.get(from) ?? 0;
+        this.byLabel.delete(from);
+        if (c > 0) this.byLabel.set(to, (this.byLabel.get(to) ?? 0) + c);
+      }
+    }
+    this.byLabel.set(n.template, (this.byLabel.get(n.template) ?? 0) + 1);
+    this.seen.add(n.template);
+  }
+
+  total(): number {
+    return [...this.byLabel.values()].reduce((a, b) => a + b, 0);
+  }
+}
+
+test('identifier-like segments fold on sight; words do not', () => {
+  const ids = [
+    '42', '-7', '0042', '550e8400-e29b-41d4-a716-446655440000', '5f3a9c1e', '0x5f3a9c1e77', '01ARZ3NDEKTSV4RRFFQ69G5FAV',
+    'AbCdEf0123456789xyz', 'sk_live_4eC39HqLyjWDarjtT1zdp7dc', 'alice@example.com', 'bob%40example.com', '10.0.0.1',
+    '10.0.0.1:8080', '2001:db8::1', '[::1]', 'fe80::1%25eth0', 'caf%C3%A9', '2025-01-31', 'x'.repeat(41), '{id}', '{name}',
+  ];
+  for (const s of ids) assert.equal(isIdentifier(s), true, s);
+  const words = ['orders', 'v1', 'v2.1', 'deadbeef', 'me', 'api', 'internationalization', 'user-profile', 'search', 'a:b', 'x'.repeat(40)];
+  for (const s of words) assert.equal(isIdentifier(s), false, s);
+});
+
+test('a deduced template folds identifiers and is marked deduced', () => {
+  const r = new RouteEndpoints();
+  assert.deepEqual(r.name('GET', '/orders/123', T0), { template: 'GET /orders/{id}', deduced: true, renamed: null });
+  assert.equal(r.name('DELETE', '/orders/550e8400-e29b-41d4-a716-446655440000/items/9', T0).template, 'DELETE /orders/{id}/items/{id}');
+  assert.equal(r.name('GET', '/', T0).template, 'GET /');
+  assert.equal(r.name('GET', '/orders/', T0).template, 'GET /orders');
+});
+
+test('the query string never reaches a label', () => {
+  const r = new RouteEndpoints();
+  const n = r.name('GET', '/search?q=alice@example.com&key=secret', T0);
+  assert.equal(n.template, 'GET /search');
+  assert.equal(r.name('GET', '/search#frag?x=1', T0).template, 'GET /search');
+  const d = new RouteEndpoints(endpointIndex([{ method: 'GET', template: '/orders/{id}' }]));
+  assert.deepEqual(d.name('GET', '/orders/7?token=abc', T0), { template: 'GET /orders/{id}', deduced: false, renamed: null });
+});
+
+test('e-mail and IP addresses are never labels, even the first one at a position', () => {
+  const r = new RouteEndpoints();
+  for (const who of ['alice@example.com', 'bob%40example.com', '192.168.1.20', '2001:db8::7', 'fe80::1%25eth0']) {
+    const n = r.name('GET', `/people/${who}/profile`, T0);
+    assert.equal(n.template, 'GET /people/{id}/profile');
+  }
+});
+
+test(`the ${FOLD_AT + 1}th distinct literal at a position folds it, and renames the labels kept so far`, () => {
+  const r = new RouteEndpoints();
+  const counts = new Counts();
+  const names = ['alice', 'bob', 'carol'];
+  // The known window: before the fold, the first FOLD_AT names are labels.
+  for (const u of names) counts.add(r.name('GET', `/users/${u}`, T0));
+  counts.add(r.name('GET', '/users/alice', T0));
+  assert.deepEqual([...counts.byLabel.keys()].sort(), ['GET /users/alice', 'GET /users/bob', 'GET /users/carol']);
+  const fold = r.name('GET', '/users/dave', T0);
+  assert.equal(fold.template, 'GET /users/{id}');
+  assert.deepEqual(new Map([...fold.renamed!].sort()), new Map(names.map((u) => [`GET /users/${u}`, 'GET /users/{id}'])));
+  counts.add(fold);
+  assert.deepEqual([...counts.byLabel], [['GET /users/{id}', 5]]);
+  // Folded for good: later names never show, and nothing more is renamed.
+  const later = r.name('GET', '/users/erin', T0);
+  assert.deepEqual(later, { template: 'GET /users/{id}', deduced: true, renamed: null });
+  assert.equal(r.size, 1);
+});
+
+test('a fold cascades into the subtrees it merges', () => {
+  const r = new RouteEndpoints();
+  const counts = new Counts();
+  for (const [u, tail] of [['a', 'posts'], ['b', 'settings'], ['c', 'avatar'], ['d', 'keys']]) counts.add(r.name('GET', `/users/${u}/${tail}`, T0));
+  assert.deepEqual([...counts.byLabel], [['GET /users/{id}/{id}', 4]]);
+  // The merge itself may put a position past FOLD_AT: four tails under three users fold too.
+  const m = new RouteEndpoints();
+  const merged = new Counts();
+  for (const p of ['/users/a/p1', '/users/a/p2', '/users/b/p3', '/users/c/p4', '/users/d']) merged.add(m.name('GET', p, T0));
+  assert.deepEqual([...merged.byLabel].sort(), [['GET /users/{id}', 1], ['GET /users/{id}/{id}', 4]]);
+  // Positions under a folded one with few literals keep them.
+  const s = new RouteEndpoints();
+  for (const u of ['a', 'b', 'c', 'd']) s.name('GET', `/users/${u}/posts`, T0);
+  assert.equal(s.name('GET', '/users/e/posts', T0).template, 'GET /users/{id}/posts');
+});
+
+test('user names never become labels once the fold saw them: a seeded random stream', () => {
+  const rnd = mulberry32(7);
+  const word = () => Array.from({ length: 3 + Math.floor(rnd() * 8) }, () => 'abcdefghijklmnopqrstuvwxyz'[Math.floor(rnd() * 26)]).join('');
+  for (let run = 0; run < 20; run++) {
+    const r = new RouteEndpoints();
+    const counts = new Counts();
+    const users = Array.from({ length: FOLD_AT + 1 + Math.floor(rnd() * 20) }, word);
+    const called = new Set<string>();
+    let calls = 0;
+    for (let i = 0; i < 300; i++) {
+      const u = users[Math.floor(rnd() * users.length)]!;
+      const kind = rnd();
+      if (kind < 0.7) called.add(u);
+      const path = kind < 0.4 ? `/users/${u}` : kind < 0.7 ? `/users/${u}/orders/${Math.floor(rnd() * 1e6)}` : kind < 0.85 ? `/mail/${u}@example.org` : `/peers/10.0.${Math.floor(rnd() * 255)}.${Math.floor(rnd() * 255)}`;
+      counts.add(r.name(rnd() < 0.5 ? 'GET' : 'POST', path, T0));
+      calls++;
+    }
+    assert.ok(called.size > FOLD_AT, 'the stream called more than FOLD_AT distinct users');
+    for (const label of counts.byLabel.keys()) {
+      assert.ok(!label.includes('@') && !label.includes('10.0.'), label);
+      for (const u of called) assert.ok(!label.split(/[ /]/).includes(u), `${label} names ${u}`);
+    }
+    assert.equal(counts.total(), calls, 'merging renamed labels keeps every call');
+  }
+});
+
+test('a declared template beats a deduced one, and its positions are not folded', () => {
+  const index = endpointIndex([{ method: 'GET', template: '/orders/{orderId}' }, { method: 'GET', template: '/users/me' }, { method: '*', template: '/health' }]);
+  const r = new RouteEndpoints(index);
+  assert.deepEqual(r.name('GET', '/orders/123', T0), { template: 'GET /orders/{orderId}', deduced: false, renamed: null });
+  assert.deepEqual(r.name('GET', '/orders/alice', T0), { template: 'GET /orders/{orderId}', deduced: false, renamed: null });
+  assert.deepEqual(r.name('POST', '/health', T0), { template: 'POST /health', deduced: false, renamed: null });
+  // POST /orders/1 is not declared: deduced.
+  assert.deepEqual(r.name('POST', '/orders/1', T0), { template: 'POST /orders/{id}', deduced: true, renamed: null });
+  for (const u of ['ann', 'ben', 'cid', 'dan']) r.name('GET', `/users/${u}`, T0);
+  assert.deepEqual(r.name('GET', '/users/me', T0), { template: 'GET /users/me', deduced: false, renamed: null });
+  assert.equal(r.name('GET', '/users/eve', T0).template, 'GET /users/{id}');
+  r.redeclare(undefined);
+  assert.equal(r.name('GET', '/orders/5', T0).template, 'GET /orders/{id}');
+});
+
+test(`a route has at most ${TEMPLATE_BUDGET} labels; past them calls share the bucket`, () => {
+  const words = ['alpha', 'beta', 'gamma'];
+  // 3^5 paths, never more than three literals under a parent: no fold, every one distinct.
+  const paths: string[] = [];
+  for (let i = 0; i < 3 ** 5; i++) paths.push('/' + Array.from({ length: 5 }, (_, k) => words[Math.floor(i / 3 ** k) % 3]).join('/'));
+  const index = endpointIndex([{ method: 'GET', template: '/declared/{id}' }]);
+  const r = new RouteEndpoints(index);
+  assert.equal(r.name('GET', '/declared/1', T0).deduced, false);
+  const labels = new Set<string>();
+  let bucketed = 0;
+  for (const p of paths) {
+    const n = r.name('GET', p, T0);
+    assert.equal(n.renamed, null);
+    if (n.template === OTHER) {
+      assert.equal(n.deduced, true);
+      bucketed++;
+    } else labels.add(n.template);
+  }
+  assert.equal(labels.size, TEMPLATE_BUDGET - 1, 'the declared label counts in the budget');
+  assert.equal(bucketed, paths.length - (TEMPLATE_BUDGET - 1));
+  assert.equal(r.size, TEMPLATE_BUDGET);
+  // Labels already issued keep answering; a new declared one or a new method joins the bucket.
+  assert.equal(r.name('GET', paths[0]!, T0).template, `GET ${paths[0]}`);
+  assert.equal(r.name('GET', '/declared/2', T0).template, 'GET /declared/{id}');
+  assert.equal(r.name('PUT', paths[0]!, T0).template, OTHER);
+  // Unused labels leave the budget once swept.
+  r.name('GET', paths[1]!, T0 + LABEL_TTL_MS);
+  r.sweep(T0 + LABEL_TTL_MS + 1);
+  assert.equal(r.size, 1);
+  assert.equal(r.name('PUT', paths[0]!, T0 + LABEL_TTL_MS).template, `PUT ${paths[0]}`);
+});
+
+test('unusual methods and very deep paths go to the bucket', () => {
+  const r = new RouteEndpoints();
+  assert.equal(r.name('PROPFIND', '/files', T0).template, OTHER);
+  assert.equal(r.name('GET', '/a'.repeat(MAX_DEPTH + 1), T0).template, OTHER);
+  assert.equal(r.name('GET', '/a'.repeat(MAX_DEPTH), T0).template, `GET ${'/a'.repeat(MAX_DEPTH)}`);
+});
+
+/** Distinct literals under each path prefix, over the labels given. */
+function literalsPerPosition(labels: Iterable<string>): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const label of labels) {
+    if (label === OTHER) continue;
+    const segments = label.slice(label.indexOf(' ') + 2).split('/');
+    segments.forEach((s, i) => {
+      if (s === '{id}') return;
+      const parent = segments.slice(0, i).join('/');
+      if (!out.has(parent)) out.set(parent, new Set());
+      out.get(parent)!.add(s);
+    });
+  }
+  return out;
+}
+
+test('whatever the paths, no position keeps more than FOLD_AT literals and every call is counted once', () => {
+  const rnd = mulberry32(11);
+  const r = new RouteEndpoints();
+  const counts = new Counts();
+  for (let i = 0; i < 20_000; i++) {
+    const depth = 1 + Math.floor(rnd() * MAX_DEPTH);
+    const path = Array.from({ length: depth }, () => `w${'abcdefghij'[Math.floor(rnd() * 10)]}x`).join('/');
+    counts.add(r.name('GET', `/${path}`, T0));
+  }
+  assert.ok(r.size <= TEMPLATE_BUDGET);
+  assert.equal(counts.total(), 20_000);
+  for (const [parent, literals] of literalsPerPosition(counts.byLabel.keys())) assert.ok(literals.size <= FOLD_AT, `${parent}: ${[...literals]}`);
+});
+
+test('the trie stops growing at NODE_CAP: a path needing a new node is then bucketed, a fold still shrinks it', () => {
+  const rnd = mulberry32(3);
+  const r = new RouteEndpoints();
+  const words = ['red', 'green', 'blue'];
+  for (let i = 0; i < 5_000; i++) r.name('GET', '/' + Array.from({ length: MAX_DEPTH }, () => words[Math.floor(rnd() * 3)]).join('/'), T0);
+  assert.equal(r.nodes, NODE_CAP);
+  r.sweep(T0 + LABEL_TTL_MS + 1);
+  assert.equal(r.size, 0);
+  assert.equal(r.name('GET', '/red/123', T0 + LABEL_TTL_MS + 1).template, OTHER);
+  // A fold still happens at the cap, and shrinks the trie.
+  assert.equal(r.name('GET', '/other/123', T0 + LABEL_TTL_MS + 1).template, 'GET /{id}/{id}');
+  assert.ok(r.nodes < NODE_CAP);
+});
