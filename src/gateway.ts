@@ -28,6 +28,7 @@ import { makeScheduledCall } from './pipeline/scheduled-call.ts';
 import { controlPlane } from './planes/control/plane.ts';
 import { schedulesLiveSocket } from './planes/control/schedules-live.ts';
 import { logsLiveSocket } from './planes/control/logs-live.ts';
+import { metricsLiveSocket } from './planes/control/metrics-live.ts';
 import { internalPlane } from './planes/internal/plane.ts';
 import { VERSION } from './version.ts';
 import { formatAddress } from './settings/address.ts';
@@ -35,6 +36,8 @@ import { GatewayLogs, PROCESS_OUTPUTS, type LogOutputs } from './planes/logging.
 import { RequestRecords, type RecordObserver } from './pipeline/request-record.ts';
 import { endpointAudit } from './planes/data/endpoint-audit.ts';
 import { accessLog } from './planes/access-log.ts';
+import { trafficMetrics } from './planes/traffic-metrics.ts';
+import { MetricsClient } from './actors/metrics/client.ts';
 import { errorAttrs } from './log/logger.ts';
 
 export interface Gateway {
@@ -119,6 +122,11 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
       pools.trust(config.view.trustedAuthorities);
       pools.retain(new Set(config.view.origins.values()));
     });
+    const metrics = new MetricsClient({ store: storeOptions, log, clock, node: settings.nodeName });
+    cleanups.push(() => metrics.stop());
+    await metrics.start();
+    metrics.declare([...config.view.routesById.values()]);
+    config.view.onSnapshot(() => metrics.declare([...config.view.routesById.values()]));
     // Observers join once the context exists; scheduled calls and every plane share the records.
     const observers: RecordObserver[] = [];
     const records = new RequestRecords(observers, (err) => log.error('a request record observer failed', errorAttrs(err)));
@@ -128,7 +136,7 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     });
     cleanups.push(() => schedules.stop());
     await schedules.start();
-    const actors = [logs.shipper.host, audit.host, config.host, certs.host, ...schedules.hosts];
+    const actors = [logs.shipper.host, audit.host, config.host, certs.host, metrics.host, ...schedules.hosts];
     if (settings.configFile) {
       let applied: { created: number; updated: number };
       try {
@@ -154,7 +162,7 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     };
 
     let handlers: Record<PlaneName, ExchangeHandler> | undefined;
-    const sockets = (plane: PlaneName) => (plane === 'control' ? { sockets: [schedulesLiveSocket(ctx), logsLiveSocket(ctx)] } : {});
+    const sockets = (plane: PlaneName) => (plane === 'control' ? { sockets: [schedulesLiveSocket(ctx), logsLiveSocket(ctx), metricsLiveSocket(ctx)] } : {});
     const doors: Doors = new Doors({
       plain: (plane, host, port) => openUwsDoor({
         plane, host, port, clock, handler: handlers![plane], onError: (err, ex) => sendFailure(ex, err, log), ...sockets(plane),
@@ -170,7 +178,7 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     }, log);
     const tlsDoors = followTlsDoors({ view: certs.view, doors, settings, log });
     const ctx: GatewayContext = {
-      settings, version: VERSION, hub: opts.hub, log, clock, config, schedules, audit, certs, doors, tlsDoors, pool, logs, records,
+      settings, version: VERSION, hub: opts.hub, log, clock, config, schedules, audit, certs, doors, tlsDoors, pool, logs, records, metrics,
       // Once a certificate is placed, sentences name the HTTPS address (spec 1.2 rule 4).
       doorAddress: (plane) => {
         const https = doors.https(plane);
@@ -189,7 +197,7 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
         : {}),
     };
 
-    observers.push(endpointAudit(ctx), accessLog(ctx));
+    observers.push(endpointAudit(ctx), accessLog(ctx), trafficMetrics(ctx));
     schedules.followTokens(config.view);
     handlers = {
       data: dataPlane(ctx, pools),

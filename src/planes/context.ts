@@ -10,6 +10,7 @@ import type { TlsDoorControl } from './tls-doors.ts';
 import type { PlaneName } from '../settings/settings.ts';
 import type { TaskPool } from '../workers/pool.ts';
 import type { GatewayLogs } from './logging.ts';
+import type { MetricsClient } from '../actors/metrics/client.ts';
 import type { RequestRecords } from '../pipeline/request-record.ts';
 
 export interface Readiness {
@@ -31,6 +32,8 @@ export interface GatewayContext {
   readonly audit: AuditClient;
   /** The logs of this node: the shipper, the console buffer, the level, the access switch. */
   readonly logs: GatewayLogs;
+  /** The traffic metrics: `record` on the request path, the calls and the intervals for the console. */
+  readonly metrics: MetricsClient;
   /** The request records of every plane and of scheduled calls, and their observers. */
   readonly records: RequestRecords;
   /** The certificate store's handle and the view of what each plane presents. */

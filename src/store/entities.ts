@@ -347,7 +347,21 @@ export const AcmeAuthorityRow = defineEntity({
 });
 export type AcmeAuthorityRow = InferEntity<typeof AcmeAuthorityRow>;
 
+
+/** One node's latest metrics summary, read by the others (migration 0014; spec 1.5 rule 6). */
+export const MetricsNodeRow = defineEntity({
+  name: 'MetricsNodeRow',
+  tableName: 'metrics_nodes',
+  properties: (p) => ({
+    node: p.string().primary(),
+    updatedAt: p.bigint('number'),
+    /** The WireSnapshot as JSON text (core/metrics/wire.ts). */
+    snapshot: p.text(),
+  }),
+});
+export type MetricsNodeRow = InferEntity<typeof MetricsNodeRow>;
+
 export const ENTITIES = [
   Account, Session, Token, Change, Route, Role, Organisation, VaultEntry, SigningKeyRow, Schedule, ScheduleRun, SettingRow,
-  CertificateRow, PlacementRow, ConsoleTrafficRow, TrustedAuthority, AcmeAuthorityRow,
+  CertificateRow, PlacementRow, ConsoleTrafficRow, TrustedAuthority, AcmeAuthorityRow, MetricsNodeRow,
 ];

@@ -3,6 +3,8 @@ import type { ExchangeHandler } from '../../http/exchange.ts';
 import { buildOpenApi } from '../../http/openapi.ts';
 import { serveApi } from '../../http/respond.ts';
 import { addLogsApi } from './logs-api.ts';
+import { addMetricsApi } from './metrics-api.ts';
+import { addMetricsLiveRoute } from './metrics-live.ts';
 import { addLogsLiveRoute } from './logs-live.ts';
 import { notePrincipal, serveRecorded, type RecordedHandler } from '../recorded.ts';
 import { Router } from '../../http/router.ts';
@@ -48,6 +50,8 @@ export function controlRouter(gw: GatewayContext): Router<Principal> {
   addAuditApi(router, gw);
   addLogsLiveRoute(router);
   addLogsApi(router, gw);
+  addMetricsLiveRoute(router);
+  addMetricsApi(router, gw);
   addTlsApi(router, gw);
   addTlsSettingsApi(router, gw);
   addAcmeApi(router, gw);

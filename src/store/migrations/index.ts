@@ -12,6 +12,7 @@ import { Migration0010 } from './0010-route-audit.ts';
 import { Migration0011 } from './0011-tls.ts';
 import { Migration0012 } from './0012-trusted-authorities.ts';
 import { Migration0013 } from './0013-acme.ts';
+import { Migration0014 } from './0014-metrics.ts';
 
 /** Every migration, in order. Listed explicitly so compiled and tsx runs find the same set. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -28,4 +29,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0011-tls', class: Migration0011 },
   { name: '0012-trusted-authorities', class: Migration0012 },
   { name: '0013-acme', class: Migration0013 },
+  { name: '0014-metrics', class: Migration0014 },
 ];

@@ -1,0 +1,91 @@
+/** MetricsRing, worker side: names endpoints, keeps the ring, shares it with the other nodes. */
+import { runActor } from '../../workers/actor-runtime.ts';
+import { openStore } from '../../store/orm.ts';
+import { every } from '../../clock/every.ts';
+import { errorAttrs } from '../../log/logger.ts';
+import { MetricsRing, INTERVAL_MS } from '../../core/metrics/ring.ts';
+import { RouteEndpoints } from '../../core/metrics/endpoint-names.ts';
+import { endpointIndex } from '../../core/routes/endpoints.ts';
+import { sumNodes } from '../../core/metrics/wire.ts';
+import { PERIOD } from '../../core/metrics/summary.ts';
+import type { Templated } from '../../core/routes/template-index.ts';
+import { readOthers, sweepNodes, writeOwn } from './node-rows.ts';
+import type { MetricsCalls, MetricsEvent, MetricsInit, MetricsInput, MetricsTells } from './messages.ts';
+
+runActor<MetricsInit, MetricsCalls, MetricsEvent, MetricsTells>(async (init, ctx) => {
+  const store = await openStore({ ...init.store, poolSize: 1 });
+  const ring = new MetricsRing(ctx.clock.now());
+  const names = new Map<string, RouteEndpoints>();
+  let declared: Record<string, readonly Templated[]> = {};
+  let failing = false;
+
+  const namesOf = (route: string): RouteEndpoints => {
+    let n = names.get(route);
+    if (n === undefined) names.set(route, (n = new RouteEndpoints(endpointIndex(declared[route] ?? []))));
+    return n;
+  };
+
+  const record = (batch: readonly MetricsInput[]) => {
+    for (const r of batch) {
+      let template: string | null = null;
+      let deduced = false;
+      if (r.route !== null && r.path !== null) {
+        const endpoints = namesOf(r.route);
+        const named = endpoints.name(r.method, r.path, r.at);
+        if (named.renamed !== null) ring.rename(r.route, named.renamed);
+        template = named.template;
+        deduced = named.deduced;
+      }
+      ring.record({ route: r.route, template, deduced, outcome: r.outcome, us: r.us, at: r.at });
+    }
+  };
+
+  /** Every other node's latest summary and this node's own, summed. */
+  const cluster = async () => {
+    const now = ctx.clock.now();
+    const others = await readOthers(store, init.node, now);
+    return sumNodes([ring.snapshotForWire(now), ...others], now);
+  };
+
+  const loop = every(ctx.clock, INTERVAL_MS, async () => {
+    const now = ctx.clock.now();
+    ring.tick(now);
+    for (const n of names.values()) n.sweep(now);
+    try {
+      await writeOwn(store, init.node, now, ring.snapshotForWire(now));
+      await sweepNodes(store, now);
+      ctx.emit({ type: 'interval', metrics: await cluster() });
+      if (failing) ctx.log.info('metrics: the other nodes\' summaries are read and written again');
+      failing = false;
+    } catch (err) {
+      // The ring goes on in memory: this node's own numbers never wait on the database.
+      if (!failing) ctx.log.warn('metrics: the summaries of the other nodes cannot be shared now; this node shows its own', errorAttrs(err));
+      failing = true;
+      ctx.emit({ type: 'interval', metrics: sumNodes([ring.snapshotForWire(now)], now) });
+    }
+  }, (err) => ctx.log.error('metrics: an interval could not be closed', errorAttrs(err)));
+
+  return {
+    told: { 'metrics.record': record },
+    handlers: {
+      'metrics.snapshot': async () => {
+        try {
+          return await cluster();
+        } catch {
+          const now = ctx.clock.now();
+          return sumNodes([ring.snapshotForWire(now)], now);
+        }
+      },
+      'metrics.route': ({ id }) => ({ route: id, period: PERIOD, endpoints: ring.endpoints(id, ctx.clock.now()) }),
+      'routes.declared': ({ routes }) => {
+        declared = routes;
+        for (const [route, n] of names) n.redeclare(endpointIndex(declared[route] ?? []));
+        return null;
+      },
+    },
+    stop: async () => {
+      await loop.stop();
+      await store.close();
+    },
+  };
+});

@@ -1,0 +1,75 @@
+/**
+ * MetricsRing, main-thread side. `record` is what the planes call when an exchange closed: it
+ * appends to the one-way queue and returns at once. The intervals the actor closes are handed to
+ * the live feed's followers; the declared endpoints follow the configuration snapshot.
+ */
+import type { Clock } from '../../clock/clock.ts';
+import type { Logger } from '../../log/logger.ts';
+import type { StoreOptions } from '../../store/orm.ts';
+import type { ClusterMetrics } from '../../core/metrics/wire.ts';
+import type { RouteView } from '../../core/model.ts';
+import type { Templated } from '../../core/routes/template-index.ts';
+import { ActorHost } from '../../workers/supervisor.ts';
+import { siblingModule } from '../../workers/spawn.ts';
+import type { MetricsCalls, MetricsEvent, MetricsInit, MetricsInput, MetricsTells } from './messages.ts';
+
+export class MetricsClient {
+  readonly host: ActorHost<MetricsCalls, MetricsInit, MetricsEvent, MetricsTells>;
+  readonly #followers = new Set<(m: ClusterMetrics) => void>();
+  #declared = '';
+
+  constructor(opts: { store: StoreOptions; log: Logger; clock: Clock; node: string }) {
+    this.host = new ActorHost<MetricsCalls, MetricsInit, MetricsEvent, MetricsTells>({
+      name: 'metrics',
+      module: siblingModule(import.meta.url, './actor.ts'),
+      init: () => ({ store: opts.store, node: opts.node }),
+      log: opts.log,
+      clock: opts.clock,
+      onEvent: (e) => {
+        for (const fn of this.#followers) {
+          try {
+            fn(e.metrics);
+          } catch {
+            // A follower's failure is its own (a socket closing).
+          }
+        }
+      },
+      // Every exchange is a record: room for a few seconds at full load.
+      oneWay: { capacity: 50_000, batch: 1_000 },
+      // A restarted ring has lost its routes' declared endpoints: they are told again.
+      onReady: () => { if (this.#declared !== '') void this.#tellDeclared(JSON.parse(this.#declared) as Record<string, Templated[]>); },
+    });
+  }
+
+  start(): Promise<void> { return this.host.start(); }
+  stop(): Promise<void> { return this.host.stop(); }
+
+  record(input: MetricsInput): boolean {
+    return this.host.tell('metrics.record', input);
+  }
+
+  call: ActorHost<MetricsCalls, MetricsInit, MetricsEvent, MetricsTells>['call'] = (type, args, caller) => this.host.call(type, args, caller);
+
+  follow(fn: (m: ClusterMetrics) => void): () => void {
+    this.#followers.add(fn);
+    return () => this.#followers.delete(fn);
+  }
+
+  /** Tells the routes' declared endpoints when they changed (called on each configuration snapshot). */
+  declare(routes: readonly RouteView[]): void {
+    const declared: Record<string, readonly Templated[]> = {};
+    for (const r of routes) if (r.endpoints && r.endpoints.length > 0) declared[r.id] = r.endpoints;
+    const text = JSON.stringify(declared);
+    if (text === this.#declared) return;
+    this.#declared = text;
+    void this.#tellDeclared(declared);
+  }
+
+  async #tellDeclared(routes: Record<string, readonly Templated[]>): Promise<void> {
+    try {
+      await this.host.call('routes.declared', { routes });
+    } catch {
+      // Restarting: onReady tells them again.
+    }
+  }
+}

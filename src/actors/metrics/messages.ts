@@ -1,0 +1,52 @@
+/**
+ * MetricsRing's protocol (spec 1.5). Each data-plane exchange and each scheduled call arrives as
+ * one-way records (`metrics.record`): the main thread measures and hands over; naming the
+ * endpoint, the HDR histograms and the ring are this actor's, in its own worker. Every 5 s it
+ * closes an interval, writes its summary for the other nodes and tells the main thread, which
+ * pushes the interval to the live feed.
+ */
+import type { StoreOptions } from '../../store/orm.ts';
+import type { Outcome } from '../../log/access.ts';
+import type { Templated } from '../../core/routes/template-index.ts';
+import type { ClusterMetrics } from '../../core/metrics/wire.ts';
+import type { EndpointMinute } from '../../core/metrics/ring.ts';
+
+export interface MetricsInput {
+  readonly route: string | null;
+  readonly method: string;
+  /** The path as the route forwards it: named here (a template), never kept as it is. */
+  readonly path: string | null;
+  readonly outcome: Outcome;
+  /** Duration, µs. */
+  readonly us: number;
+  /** Epoch ms the answer ended (the gateway's clock). */
+  readonly at: number;
+}
+
+export type MetricsTells = {
+  'metrics.record': MetricsInput;
+};
+
+export interface RouteEndpointsAnswer {
+  readonly route: string;
+  /** The same minute as the snapshot's. */
+  readonly period: string;
+  /** This node's endpoints of the route: an endpoint is counted on the node that answered it. */
+  readonly endpoints: readonly EndpointMinute[];
+}
+
+export type MetricsCalls = {
+  /** The cluster's metrics now: this node's ring and every other node's latest summary. */
+  'metrics.snapshot': { args: null; result: ClusterMetrics };
+  'metrics.route': { args: { id: string }; result: RouteEndpointsAnswer };
+  /** The routes' declared endpoints (from the configuration snapshot): declared names win over deduced ones. */
+  'routes.declared': { args: { routes: Record<string, readonly Templated[]> }; result: null };
+};
+
+/** One closed interval, summed over the cluster: what the live feed sends. */
+export type MetricsEvent = { readonly type: 'interval'; readonly metrics: ClusterMetrics };
+
+export interface MetricsInit {
+  readonly store: StoreOptions;
+  readonly node: string;
+}

@@ -1,0 +1,54 @@
+/**
+ * The traffic metrics of the data plane (spec 1.5; CONTRACT.md "Metrics"): the snapshot the
+ * console's screen and its live feed start with, and per route its endpoints over the same
+ * minute. Root or gateway-admin. Summed over every node; each point says how many it covers.
+ */
+import type { Router } from '../../http/router.ts';
+import type { GatewayContext } from '../context.ts';
+import type { Principal } from '../principal.ts';
+import { requireCapability } from './auth.ts';
+import { idParam, notFound } from './resource-docs.ts';
+
+export const METRICS_CAPABILITY = 'gateway-admin';
+const TAGS = ['metrics'];
+
+const NUMBERS = {
+  type: 'object', description: 'over the last minute (period "60 s"): requests, failed, rps, p50 and p95 in ms (null with no request), from HDR histograms merged over the minute',
+  properties: { period: { type: 'string' }, requests: { type: 'integer' }, failed: { type: 'integer' }, rps: { type: 'number' }, p50: { type: ['number', 'null'] }, p95: { type: ['number', 'null'] } },
+} as const;
+
+const SNAPSHOT = {
+  type: 'object',
+  properties: {
+    interval: { type: 'integer', description: 'seconds between points: 5' },
+    nodes: { type: 'integer', description: 'nodes whose summary is in the sum' },
+    points: { type: 'array', description: 'the last hour, 720 points oldest first: {t (epoch s), answered, failed, nodes (that this interval covers)}' },
+    minute: NUMBERS,
+    routes: { type: 'array', description: '{route, requests, failed, p95, totalMs} over the same minute' },
+    rankings: { type: 'object', description: 'route ids: slowest (p95), failing (failed answers), totalTime' },
+  },
+} as const;
+
+export function addMetricsApi(router: Router<Principal>, gw: GatewayContext): void {
+  router.add('GET', '/api/metrics', {
+    summary: 'Traffic of the data plane over the last hour, the last minute\'s numbers and the routes ranked', tags: TAGS, auth: 'session',
+    description: 'Failed counts the outcomes failed and upstream-down. Health probes are never counted. No label is a user, an address or a raw path.',
+    responses: { 200: { description: 'the snapshot the live feed starts with', schema: SNAPSHOT } },
+  }, async (ctx) => {
+    requireCapability(ctx.principal, METRICS_CAPABILITY);
+    return { body: await gw.metrics.call('metrics.snapshot', null) };
+  });
+
+  router.add('GET', '/api/metrics/routes/{id}', {
+    summary: 'A route\'s endpoints over the last minute, with one history point a minute for seventy minutes', tags: TAGS, auth: 'session',
+    description: 'Each endpoint is a template (GET /orders/{id}): declared by the route (its OpenAPI document, its endpoint rules) or deduced from the paths seen (deduced: true; identifiers folded into {id}; at most 200 per route, the rest in "(other)"). Counted on the node that answered.',
+    responses: { 404: { description: 'no route has this id, and none answered under it in the last minute' }, 200: { description: '{route, period, node, endpoints: [{template, deduced, requests, failed, p95, history: [{t, requests, failed, p95}]}]}' } },
+  }, async (ctx) => {
+    requireCapability(ctx.principal, METRICS_CAPABILITY);
+    const id = idParam(ctx.params, 'route');
+    const answer = await gw.metrics.call('metrics.route', { id });
+    // A route deleted in the last minute still has its numbers; one never seen has none.
+    if (answer.endpoints.length === 0 && !gw.config.view.routesById.has(id)) throw notFound('route', id);
+    return { body: { ...answer, node: gw.settings.nodeName } };
+  });
+}

@@ -1,0 +1,95 @@
+/**
+ * The metrics screen's live feed (spec 1.5 rule 1; CONTRACT.md "Live feeds"): `/api/metrics/live`,
+ * a WebSocket on the control plane. It opens with `hello` (the snapshot GET /api/metrics
+ * answers), then sends each 5-s interval as measured: the newest point and the minute's numbers,
+ * routes and rankings, summed over the nodes. Root or gateway-admin; docs/live.md has the format.
+ */
+import { GatewayError } from '../../http/errors.ts';
+import type { RouteDoc, Router } from '../../http/router.ts';
+import { CLOSE, headExchange, type Socket, type SocketRoute, type SocketSession } from '../../http/socket.ts';
+import type { Exchange } from '../../http/exchange.ts';
+import { errorAttrs } from '../../log/logger.ts';
+import type { ClusterMetrics } from '../../core/metrics/wire.ts';
+import type { GatewayContext } from '../context.ts';
+import type { Principal } from '../principal.ts';
+import { addLiveRoute, admitLive, stillAdmitted, type LiveFeedDoc } from './live-feed.ts';
+import { METRICS_CAPABILITY } from './metrics-api.ts';
+
+export const METRICS_LIVE_PATH = '/api/metrics/live';
+
+const DOC: RouteDoc = {
+  summary: 'Traffic metrics live feed (WebSocket)', tags: ['metrics'], auth: 'session',
+  description: [
+    'Open with a WebSocket upgrade (ws://…/api/metrics/live); a plain request is answered 426 upgrade-required.',
+    'Needs the console session (with the console\'s own Origin) or an admin token, and gateway-admin or root. No filter.',
+    'Every message is a JSON text frame with a type: hello {metrics: the GET /api/metrics snapshot};',
+    'interval {point: {t, answered, failed, nodes}, nodes, minute, routes, rankings}, one per 5 s interval as measured.',
+    'Close codes as for the scheduler feed: 1001, 1008, 1011, 1013. See docs/live.md.',
+  ].join(' '),
+  responses: {
+    101: { description: 'switching to the WebSocket protocol' },
+    400: { description: 'a query parameter (the feed takes none: filter.invalid)' },
+    401: { description: 'no valid session or token' },
+    403: { description: 'neither gateway-admin nor root (capability), or a session without the console\'s Origin (origin-mismatch)' },
+    426: { description: 'a request that is not a WebSocket upgrade (upgrade-required)' },
+  },
+};
+
+const FEED: LiveFeedDoc = { path: METRICS_LIVE_PATH, doc: DOC, capability: METRICS_CAPABILITY };
+
+export function addMetricsLiveRoute(router: Router<Principal>): void {
+  addLiveRoute(router, FEED);
+}
+
+class MetricsFeed implements SocketSession {
+  #socket: Socket | undefined;
+  #stop: (() => void) | undefined;
+  #helloSent = false;
+  #early: ClusterMetrics[] = [];
+
+  constructor(private readonly gw: GatewayContext, private readonly head: Exchange) {}
+
+  onOpen(socket: Socket): void {
+    this.#socket = socket;
+    if (!stillAdmitted(this.gw, this.head, FEED, socket)) return;
+    // Followed before the snapshot is asked for: an interval closing meanwhile is sent after hello.
+    this.#stop = this.gw.metrics.follow((m) => {
+      if (this.#helloSent) this.#interval(m);
+      else this.#early.push(m);
+    });
+    this.gw.metrics.call('metrics.snapshot', null).then((metrics) => {
+      this.#socket?.send({ type: 'hello', metrics });
+      this.#helloSent = true;
+      for (const m of this.#early.splice(0)) if (m.points.at(-1)!.t > metrics.points.at(-1)!.t) this.#interval(m);
+    }, (err: unknown) => {
+      this.gw.log.error('the metrics live feed could not start', { path: METRICS_LIVE_PATH, ...errorAttrs(err) });
+      this.#socket?.close(err instanceof GatewayError && err.status === 503 ? CLOSE.tryAgain : CLOSE.internal, 'the metrics are not available now; reconnect');
+    });
+  }
+
+  onClose(): void {
+    this.#stop?.();
+  }
+
+  #interval(m: ClusterMetrics): void {
+    if (!stillAdmitted(this.gw, this.head, FEED, this.#socket)) {
+      this.onClose();
+      return;
+    }
+    this.#socket?.send({ type: 'interval', point: m.points.at(-1), nodes: m.nodes, minute: m.minute, routes: m.routes, rankings: m.rankings });
+  }
+}
+
+/** The WebSocket route the control plane's doors serve at /api/metrics/live. */
+export function metricsLiveSocket(gw: GatewayContext): SocketRoute {
+  return {
+    path: METRICS_LIVE_PATH,
+    accept: async (req) => {
+      const head = headExchange(req);
+      admitLive(gw, head, FEED);
+      if (req.query !== '') throw new GatewayError('filter.invalid', 'The metrics feed takes no query parameter.', new URLSearchParams(req.query).keys().next().value ?? 'query');
+      return new MetricsFeed(gw, head);
+    },
+    onError: (err) => gw.log.error('a metrics live feed callback failed', { path: METRICS_LIVE_PATH, ...errorAttrs(err) }),
+  };
+}

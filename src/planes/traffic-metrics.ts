@@ -1,0 +1,29 @@
+/**
+ * The traffic metrics' observer of the request record (spec 1.5): each data-plane exchange and
+ * each scheduled call, once closed, becomes one record for the MetricsRing's one-way queue. The
+ * health probes are never counted, nor the control and internal planes' own APIs. The path goes
+ * to the actor only to be named there: no label is ever a raw path, a user or an address.
+ */
+import { outcomeOf, type RecordObserver } from '../pipeline/request-record.ts';
+import type { GatewayContext } from './context.ts';
+
+const PROBES: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
+
+export function trafficMetrics(gw: GatewayContext): RecordObserver {
+  return {
+    listening: () => true,
+    closed(r) {
+      const head = r.head;
+      if (r.schedule === null && (head.plane !== 'data' || PROBES.has(head.path))) return;
+      const ms = r.end - r.start;
+      gw.metrics.record({
+        route: r.route?.id ?? null,
+        method: head.method,
+        path: r.servicePath,
+        outcome: outcomeOf(r),
+        us: Math.max(1, Math.round(ms * 1000)),
+        at: head.receivedAt + Math.round(ms),
+      });
+    },
+  };
+}

@@ -1,0 +1,152 @@
+/**
+ * The traffic metrics through a real gateway on the test clock (spec 1.5; CONTRACT.md "Metrics"):
+ * the hour's curve filled in seconds of test time, the minute's numbers from merged histograms,
+ * the rankings, per route its endpoints (declared and deduced, never a user, an address or a raw
+ * path), health probes never counted, the capability, and the live feed moving with the clock.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import WebSocket from 'ws';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { adminWith, putOk, signInAdmin, type Admin } from '../helpers/admin.ts';
+import { call } from '../helpers/http.ts';
+import { closedPort, startUpstream, type Upstream } from '../helpers/upstream.ts';
+
+const CONTRACT = { openapi: '3.1.0', info: { title: 'shop', version: '1' }, paths: { '/orders/{id}': { get: {} } } };
+
+let t: TestGateway;
+let up: Upstream;
+let root: Admin;
+let control: string;
+let data: string;
+
+before(async () => {
+  up = await startUpstream((req, res) => {
+    const status = req.url?.includes('/boom') ? 500 : 200;
+    res.writeHead(status, { 'content-type': 'text/plain', 'content-length': 2 });
+    res.end('ok');
+  });
+  t = await startTestGateway({ GATEWAY_CLOCK: 'manual' });
+  control = t.url('control');
+  data = t.url('data');
+  const session = await signInAdmin(control);
+  const minted = await session.post('/api/tokens', { name: 'watcher', kind: 'admin' });
+  root = adminWith(control, { authorization: `Bearer ${minted.json.token}` });
+  await putOk(root, '/api/routes/shop', { upstream: up.origin, paths: ['/shop'], stripPrefix: true, openapi: CONTRACT });
+  await putOk(root, '/api/routes/users', { upstream: up.origin, paths: ['/users'] });
+  await putOk(root, '/api/routes/down', { upstream: `http://127.0.0.1:${await closedPort()}`, paths: ['/down'] });
+});
+
+after(async () => {
+  await t.close();
+  await up.close();
+});
+
+const advance = async (by: string) => {
+  const a = await call(`${control}/__clock/advance`, { method: 'POST', body: { by }, headers: root.headers });
+  assert.equal(a.status, 200, a.text);
+  return a.json.now as number;
+};
+/** Lets the ring take what the requests told it: a call goes after the records told before it. */
+const settled = () => t.gw.ctx.metrics.call('metrics.route', { id: 'shop' });
+
+test('the hour is 720 points of 5 s; probes and the gateway\'s own APIs are not counted', async () => {
+  await call(`${data}/healthz`);
+  await call(`${data}/readyz`);
+  await root.get('/api/routes');
+  await settled();
+  await advance('PT5S');
+  const m = (await root.get('/api/metrics')).json;
+  assert.equal(m.interval, 5);
+  assert.equal(m.nodes, 1);
+  assert.equal(m.points.length, 720);
+  assert.ok(m.points.every((p: any) => p.answered === 0 && p.failed === 0), 'no probe, no API call counted');
+  assert.ok(m.points.every((p: any, i: number) => i === 0 || p.t - m.points[i - 1].t === 5));
+  assert.deepEqual(Object.keys(m.minute).sort(), ['failed', 'p50', 'p95', 'period', 'requests', 'rps']);
+  assert.equal(m.minute.period, '60 s');
+});
+
+test('answered and failed per interval, the minute\'s five numbers, the rankings', async () => {
+  for (let i = 0; i < 20; i++) await call(`${data}/shop/orders/${1000 + i}`);
+  for (let i = 0; i < 4; i++) await call(`${data}/shop/boom`);
+  for (let i = 0; i < 3; i++) await call(`${data}/down/x`);
+  await settled();
+  await advance('PT5S');
+  const m = (await root.get('/api/metrics')).json;
+  const last = m.points.at(-1);
+  assert.deepEqual([last.answered, last.failed, last.nodes], [27, 7, 1], JSON.stringify(last));
+  assert.equal(m.minute.requests, 27);
+  assert.equal(m.minute.failed, 7);
+  assert.equal(m.minute.rps, 27 / 60);
+  assert.ok(m.minute.p95 >= m.minute.p50 && m.minute.p50 >= 0, JSON.stringify(m.minute));
+  const shop = m.routes.find((r: any) => r.route === 'shop');
+  assert.deepEqual([shop.requests, shop.failed], [24, 4]);
+  assert.ok(shop.totalMs >= 0 && typeof shop.p95 === 'number');
+  assert.deepEqual(m.rankings.failing.slice(0, 2), ['shop', 'down']);
+
+  // A minute later the minute is empty again; the curve keeps the interval for the hour.
+  await advance('PT60S');
+  const later = (await root.get('/api/metrics')).json;
+  assert.equal(later.minute.requests, 0);
+  assert.ok(later.points.some((p: any) => p.answered === 27));
+});
+
+test('endpoints: declared, deduced with identifiers folded; never a user name, an address or a query', async () => {
+  for (const id of [7, 8, 9]) await call(`${data}/shop/orders/${id}?email=alice@example.com`);
+  for (const name of ['alice', 'bob', 'carol', 'dave', 'erin']) await call(`${data}/users/${name}/profile?from=10.1.2.3`);
+  await call(`${data}/users/alice@example.com/profile`);
+  await call(`${data}/users/10.1.2.3/profile`);
+  await settled();
+  await advance('PT5S');
+  const shop = (await root.get('/api/metrics/routes/shop')).json;
+  assert.equal(shop.period, '60 s');
+  const declared = shop.endpoints.find((e: any) => e.template === 'GET /orders/{id}');
+  assert.ok(declared, JSON.stringify(shop.endpoints));
+  assert.equal(declared.deduced, false);
+  assert.equal(declared.requests, 3);
+  const users = (await root.get('/api/metrics/routes/users')).json;
+  const text = JSON.stringify(users);
+  for (const leak of ['alice', 'bob', 'carol', 'dave', 'erin', 'example.com', '10.1.2.3', 'from=']) assert.ok(!text.includes(leak), `${leak} in ${text}`);
+  const folded = users.endpoints.find((e: any) => e.template === 'GET /users/{id}/profile');
+  assert.ok(folded, text);
+  assert.equal(folded.deduced, true);
+  assert.equal(folded.requests, 7);
+
+  await advance('PT60S');
+  const history = (await root.get('/api/metrics/routes/shop')).json.endpoints.find((e: any) => e.template === 'GET /orders/{id}').history;
+  assert.ok(history.length >= 1 && history.length <= 70, JSON.stringify(history));
+  assert.equal((await root.get('/api/metrics/routes/nowhere')).status, 404);
+});
+
+test('root or gateway-admin; the live feed starts with the snapshot and moves with each interval', async () => {
+  const clerk = await root.post('/api/accounts', { name: 'clerk', password: 'clerk-password-1', capabilities: ['infra-admin'] });
+  assert.equal(clerk.status, 201, clerk.text);
+  const token = await root.post('/api/tokens', { name: 'clerk-admin', kind: 'admin', account: 'clerk' });
+  const asClerk = adminWith(control, { authorization: `Bearer ${token.json.token}` });
+  assert.equal((await asClerk.get('/api/metrics')).status, 403);
+  assert.equal((await asClerk.get('/api/metrics/routes/shop')).status, 403);
+
+  const ws = new WebSocket(`${control.replace('http', 'ws')}/api/metrics/live`, { headers: { authorization: root.headers.authorization! } });
+  const messages: any[] = [];
+  ws.on('message', (m) => messages.push(JSON.parse(String(m))));
+  await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
+  const waitFor = async (pred: (m: any) => boolean) => {
+    for (let i = 0; i < 300 && !messages.some(pred); i++) await new Promise((r) => setTimeout(r, 10));
+    const m = messages.find(pred);
+    assert.ok(m, JSON.stringify(messages.map((x) => x.type)));
+    return m;
+  };
+  try {
+    const hello = await waitFor((m) => m.type === 'hello');
+    assert.equal(hello.metrics.points.length, 720);
+    for (let i = 0; i < 5; i++) await call(`${data}/shop/orders/${i}`);
+    await settled();
+    await advance('PT5S');
+    const interval = await waitFor((m) => m.type === 'interval' && m.point.answered === 5);
+    assert.equal(interval.point.t, hello.metrics.points.at(-1).t + 5);
+    assert.equal(interval.nodes, 1);
+    assert.equal(interval.minute.requests, 5);
+  } finally {
+    ws.close();
+  }
+});
