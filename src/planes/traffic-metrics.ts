@@ -10,9 +10,11 @@ import type { GatewayContext } from './context.ts';
 const PROBES: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
 
 export function trafficMetrics(gw: GatewayContext): RecordObserver {
+  const on = gw.settings.metrics;
   return {
-    listening: () => true,
+    listening: () => on,
     closed(r) {
+      if (!on) return;
       const head = r.head;
       if (r.schedule === null && (head.plane !== 'data' || PROBES.has(head.path))) return;
       const ms = r.end - r.start;

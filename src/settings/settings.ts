@@ -28,6 +28,8 @@ export interface Settings {
   readonly configFile: string | undefined;
   readonly otlpEndpoint: string | undefined;
   readonly nodeName: string;
+  /** The traffic metrics are recorded (GATEWAY_METRICS, on by default). */
+  readonly metrics: boolean;
   readonly drainTimeoutMs: number;
   /** ScheduleActors on this node, each owning a share of the schedules (always 1 on SQLite). */
   readonly schedulerShards: number;
@@ -97,6 +99,7 @@ export const SETTINGS_DOC: ReadonlyArray<readonly [string, string, string]> = [
   ['GATEWAY_INTERNAL_NAMES', '(unset)', 'comma list of the names services call the internal plane by; a certificate placed on the internal plane must carry one'],
   ['GATEWAY_PUBLIC_PORTS', '(unset)', 'ports the world reaches when the runtime publishes others, e.g. console=443,app=443,app-http=80 (keys console, app, internal for HTTPS, with -http for plain); links, the redirect and HSTS use them'],
   ['GATEWAY_DRAIN_TIMEOUT', '30', 'seconds a stopping gateway waits for requests in flight before closing them'],
+  ['GATEWAY_METRICS', 'on', 'traffic metrics of the data plane: on or off (off: nothing is recorded, the screen stays empty)'],
   ['GATEWAY_SCHEDULER_SHARDS', '2', 'ScheduleActors (worker threads) firing schedules on this node, 1 to 16; on SQLite always 1 (writes serialise on the file)'],
   ['GATEWAY_SCHEDULER_MAX_CALLS', '10000', 'scheduled calls each ScheduleActor keeps in flight at most, 1 to 100000; due turns past that wait in the database, where another node may take them'],
   ['GATEWAY_SMTP_URL', '(unset)', 'mail server of the daily certificate expiry digest: smtp://[user:password@]host[:port] (plain, upgraded by STARTTLS when offered; port 587 by default) or smtps://… (TLS from the first byte; port 465); user and password percent-encoded; unset, the digest is one operational log line'],
@@ -311,6 +314,7 @@ export function loadSettings(env: Env = process.env): Settings {
     rootPassword,
     vaultKey: vaultKey(env),
     edition: oneOf(env, 'GATEWAY_EDITION', ['community', 'licensed'] as const, 'community'),
+    metrics: oneOf(env, 'GATEWAY_METRICS', ['on', 'off'] as const, 'on') === 'on',
     clock,
     configFile: configFile(env),
     otlpEndpoint: httpUrl(env, 'GATEWAY_OTLP_ENDPOINT'),
