@@ -22,6 +22,41 @@ export interface LiveFeedDoc {
   readonly capability: string;
 }
 
+/** What differs between the feeds' documentation: the rest is the same for all. */
+export interface FeedText {
+  readonly path: string;
+  readonly summary: string;
+  readonly tag: string;
+  /** Capability, as the sentences name it ("app-admin"); root passes too. */
+  readonly capability: string;
+  /** The query filters, or what a bad one is answered. */
+  readonly filters: string;
+  /** The 400 answer's description. */
+  readonly badFilter: string;
+  /** The messages, `type {fields}` each. */
+  readonly messages: string;
+}
+
+export function liveFeed(f: FeedText): LiveFeedDoc {
+  const doc: RouteDoc = {
+    summary: f.summary, tags: [f.tag], auth: 'session',
+    description: [
+      `Open with a WebSocket upgrade (ws://…${f.path}); a plain request is answered 426 upgrade-required.`,
+      `Needs the console session (with the console's own Origin) or an admin token, and ${f.capability} or root.`,
+      `${f.filters} Every message is a JSON text frame with a type: ${f.messages}`,
+      'Close codes: 1001 gateway stopping, 1008 credentials no longer valid, 1011 internal error, 1013 too slow a reader or the source restarting (reconnect). See docs/live.md.',
+    ].join(' '),
+    responses: {
+      101: { description: 'switching to the WebSocket protocol' },
+      400: { description: f.badFilter },
+      401: { description: 'no valid session or token' },
+      403: { description: `neither ${f.capability} nor root (capability), or a session without the console's Origin (origin-mismatch)` },
+      426: { description: 'a request that is not a WebSocket upgrade (upgrade-required)' },
+    },
+  };
+  return { path: f.path, doc, capability: f.capability };
+}
+
 export function admitLive(gw: GatewayContext, ex: Exchange, feed: LiveFeedDoc): Principal {
   const principal = authenticateControl(gw, ex, feed.doc);
   const origin = ex.headers.origin;

@@ -6,38 +6,24 @@
  * one). Root or infra-admin; docs/live.md has the wire format.
  */
 import { GatewayError } from '../../http/errors.ts';
-import type { RouteDoc, Router } from '../../http/router.ts';
+import type { Router } from '../../http/router.ts';
 import { headExchange, type Socket, type SocketRoute, type SocketSession } from '../../http/socket.ts';
 import type { Exchange } from '../../http/exchange.ts';
 import { RANK, errorAttrs } from '../../log/logger.ts';
 import type { ConsoleLine, LineQuery } from '../../log/console-buffer.ts';
 import type { GatewayContext } from '../context.ts';
 import type { Principal } from '../principal.ts';
-import { addLiveRoute, admitLive, stillAdmitted, type LiveFeedDoc } from './live-feed.ts';
+import { addLiveRoute, admitLive, liveFeed, stillAdmitted } from './live-feed.ts';
 import { LOGS_CAPABILITY, lineQuery, wire } from './logs-api.ts';
 import { seconds } from './resource-docs.ts';
 
 export const LOGS_LIVE_PATH = '/api/logs/live';
 
-const DOC: RouteDoc = {
-  summary: 'Operational log live feed (WebSocket)', tags: ['logs'], auth: 'session',
-  description: [
-    'Open with a WebSocket upgrade (ws://…/api/logs/live); a plain request is answered 426 upgrade-required.',
-    'Needs the console session (with the console\'s own Origin) or an admin token, and infra-admin or root.',
-    'Query filters: level (that level and above), q (text looked for). Every message is a JSON text frame with a type:',
-    'hello {node, at, level, startupLevel, revertsAt, lines}; line {line}; level {level, startupLevel, revertsAt}.',
-    'Close codes as for the scheduler feed: 1001, 1008, 1011, 1013. See docs/live.md.',
-  ].join(' '),
-  responses: {
-    101: { description: 'switching to the WebSocket protocol' },
-    400: { description: 'a bad filter (filter.invalid, field.invalid)' },
-    401: { description: 'no valid session or token' },
-    403: { description: 'neither infra-admin nor root (capability), or a session without the console\'s Origin (origin-mismatch)' },
-    426: { description: 'a request that is not a WebSocket upgrade (upgrade-required)' },
-  },
-};
-
-const FEED: LiveFeedDoc = { path: LOGS_LIVE_PATH, doc: DOC, capability: LOGS_CAPABILITY };
+const FEED = liveFeed({
+  path: LOGS_LIVE_PATH, summary: 'Operational log live feed (WebSocket)', tag: 'logs', capability: LOGS_CAPABILITY,
+  filters: 'Query filters: level (that level and above), q (text looked for).', badFilter: 'a bad filter (filter.invalid, field.invalid)',
+  messages: 'hello {node, at, level, startupLevel, revertsAt, lines}; line {line}; level {level, startupLevel, revertsAt}.',
+});
 
 export function addLogsLiveRoute(router: Router<Principal>): void {
   addLiveRoute(router, FEED);

@@ -5,37 +5,23 @@
  * routes and rankings, summed over the nodes. Root or gateway-admin; docs/live.md has the format.
  */
 import { GatewayError } from '../../http/errors.ts';
-import type { RouteDoc, Router } from '../../http/router.ts';
+import type { Router } from '../../http/router.ts';
 import { CLOSE, headExchange, type Socket, type SocketRoute, type SocketSession } from '../../http/socket.ts';
 import type { Exchange } from '../../http/exchange.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import type { ClusterMetrics } from '../../core/metrics/wire.ts';
 import type { GatewayContext } from '../context.ts';
 import type { Principal } from '../principal.ts';
-import { addLiveRoute, admitLive, stillAdmitted, type LiveFeedDoc } from './live-feed.ts';
+import { addLiveRoute, admitLive, liveFeed, stillAdmitted } from './live-feed.ts';
 import { METRICS_CAPABILITY } from './metrics-api.ts';
 
 export const METRICS_LIVE_PATH = '/api/metrics/live';
 
-const DOC: RouteDoc = {
-  summary: 'Traffic metrics live feed (WebSocket)', tags: ['metrics'], auth: 'session',
-  description: [
-    'Open with a WebSocket upgrade (ws://…/api/metrics/live); a plain request is answered 426 upgrade-required.',
-    'Needs the console session (with the console\'s own Origin) or an admin token, and gateway-admin or root. No filter.',
-    'Every message is a JSON text frame with a type: hello {metrics: the GET /api/metrics snapshot};',
-    'interval {point: {t, answered, failed, nodes}, nodes, minute, routes, rankings}, one per 5 s interval as measured.',
-    'Close codes as for the scheduler feed: 1001, 1008, 1011, 1013. See docs/live.md.',
-  ].join(' '),
-  responses: {
-    101: { description: 'switching to the WebSocket protocol' },
-    400: { description: 'a query parameter (the feed takes none: filter.invalid)' },
-    401: { description: 'no valid session or token' },
-    403: { description: 'neither gateway-admin nor root (capability), or a session without the console\'s Origin (origin-mismatch)' },
-    426: { description: 'a request that is not a WebSocket upgrade (upgrade-required)' },
-  },
-};
-
-const FEED: LiveFeedDoc = { path: METRICS_LIVE_PATH, doc: DOC, capability: METRICS_CAPABILITY };
+const FEED = liveFeed({
+  path: METRICS_LIVE_PATH, summary: 'Traffic metrics live feed (WebSocket)', tag: 'metrics', capability: METRICS_CAPABILITY,
+  filters: 'No filter.', badFilter: 'a query parameter (the feed takes none: filter.invalid)',
+  messages: 'hello {metrics: the GET /api/metrics snapshot}; interval {point: {t, answered, failed, nodes}, nodes, minute, routes, rankings}, one per 5 s interval as measured.',
+});
 
 export function addMetricsLiveRoute(router: Router<Principal>): void {
   addLiveRoute(router, FEED);

@@ -6,7 +6,7 @@
  */
 import { GatewayError, invalidField } from '../../http/errors.ts';
 import type { Exchange } from '../../http/exchange.ts';
-import type { RouteDoc, Router } from '../../http/router.ts';
+import type { Router } from '../../http/router.ts';
 import { CLOSE, headExchange, type Socket, type SocketRequest, type SocketRoute, type SocketSession } from '../../http/socket.ts';
 import type { FeedEvent } from '../../actors/schedules/feed.ts';
 import type { ScheduleKey, ScheduleRecord } from '../../actors/schedules/messages.ts';
@@ -14,7 +14,7 @@ import type { Page } from '../../core/paging.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import type { GatewayContext } from '../context.ts';
 import type { Principal } from '../principal.ts';
-import { addLiveRoute, admitLive, stillAdmitted, type LiveFeedDoc } from './live-feed.ts';
+import { addLiveRoute, admitLive, liveFeed, stillAdmitted } from './live-feed.ts';
 import { seconds } from './resource-docs.ts';
 
 export const LIVE_PATH = '/api/schedules/live';
@@ -23,27 +23,15 @@ const CAPABILITY = 'app-admin';
 /** Schedules read per call to the actor while hello is built. */
 const HELLO_PAGE = 1000;
 
-const DOC: RouteDoc = {
-  summary: 'Scheduler live feed (WebSocket)', tags: ['schedules'], auth: 'session',
-  description: [
-    'Open with a WebSocket upgrade (ws://…/api/schedules/live); a plain request is answered 426 upgrade-required.',
-    'Needs the console session (with the console\'s own Origin) or an admin token, and app-admin or root.',
-    'Query filters: organisation=<id> (or tenant=), routeId=<id> (or route=). Every message is a JSON text frame with a type:',
+const FEED = liveFeed({
+  path: LIVE_PATH, summary: 'Scheduler live feed (WebSocket)', tag: 'schedules', capability: CAPABILITY,
+  filters: 'Query filters: organisation=<id> (or tenant=), routeId=<id> (or route=).', badFilter: 'an unknown or repeated filter (filter.invalid, field.invalid)',
+  messages: [
     'hello {node, at, schedules}; run.started {scheduleId, runId, attempt, phase, scheduledFor, startedAt, node, cause};',
     'run.advanced {scheduleId, runId, attempt, phase, progress, detail}; run.retrying {scheduleId, runId, attempt, status, detail, nextAttemptAt};',
     'run.finished {scheduleId, run, nextRunAt}; schedule.changed {schedule}; schedule.deleted {scheduleId}.',
-    'Close codes: 1001 gateway stopping, 1008 credentials no longer valid, 1011 internal error, 1013 too slow a reader or the scheduler restarting (reconnect). See docs/live.md.',
   ].join(' '),
-  responses: {
-    101: { description: 'switching to the WebSocket protocol' },
-    400: { description: 'an unknown or repeated filter (filter.invalid, field.invalid)' },
-    401: { description: 'no valid session or token' },
-    403: { description: 'not app-admin or root (capability), or a session without the console\'s Origin (origin-mismatch)' },
-    426: { description: 'a request that is not a WebSocket upgrade (upgrade-required)' },
-  },
-};
-
-const FEED: LiveFeedDoc = { path: LIVE_PATH, doc: DOC, capability: CAPABILITY };
+});
 
 /** A plain GET on the feed's address: a refusal that says how to open it. */
 export function addSchedulesLiveRoute(router: Router<Principal>): void {
