@@ -10,7 +10,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import WebSocket from 'ws';
+import { openLive } from '../helpers/live.ts';
 import { createTestDatabase, TEST_DATABASE, type TestDatabase } from '../helpers/db.ts';
 import { quietOutputs, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { signInAdmin, type Admin } from '../helpers/admin.ts';
@@ -46,7 +46,7 @@ async function putSettings(admin: Admin, body: Json): Promise<Json> {
   return a.json as Json;
 }
 
-/** The live feed of the operational log, read message by message. */
+/** The live feed of the operational log, its hello taken. */
 interface Feed {
   readonly hello: Json;
   next(pred: (m: Json) => boolean, what: string): Promise<Json>;
@@ -54,41 +54,9 @@ interface Feed {
 }
 
 async function openFeed(control: string, token: string): Promise<Feed> {
-  const ws = new WebSocket(`${control.replace(/^http/, 'ws')}/api/logs/live`, { headers: { authorization: `Bearer ${token}` } });
-  const messages: Json[] = [];
-  let cursor = 0;
-  let wake: (() => void) | undefined;
-  ws.on('message', (data) => {
-    messages.push(JSON.parse(String(data)) as Json);
-    wake?.();
-  });
-  const closed = new Promise<void>((resolve) => ws.on('close', () => { resolve(); wake?.(); }));
-  ws.on('error', () => undefined);
-  const next = (pred: (m: Json) => boolean, what: string) => new Promise<Json>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      wake = undefined;
-      reject(new Error(`no ${what} within ${WAIT_MS} ms; received ${messages.slice(cursor).map((m) => m.type).join(', ') || 'nothing'}`));
-    }, WAIT_MS);
-    const look = () => {
-      for (let i = cursor; i < messages.length; i++) {
-        if (pred(messages[i]!)) {
-          cursor = i + 1;
-          clearTimeout(timer);
-          wake = undefined;
-          resolve(messages[i]!);
-          return;
-        }
-      }
-      if (ws.readyState === WebSocket.CLOSED) {
-        clearTimeout(timer);
-        reject(new Error(`the feed closed before ${what}`));
-      }
-    };
-    wake = look;
-    look();
-  });
-  const hello = await next((m) => m.type === 'hello', 'hello');
-  return { hello, next, close: async () => { ws.close(); await closed; } };
+  const feed = await openLive(control, '/api/logs/live', { authorization: `Bearer ${token}` });
+  const hello = await feed.next((m) => m.type === 'hello', 'hello');
+  return { hello, next: feed.next, close: feed.close };
 }
 
 describe('log settings across two nodes on one database', cluster, () => {

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, openSync, readFileSync, closeSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import WebSocket from 'ws';
+import { openLive } from '../helpers/live.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { adminWith, personWithToken, putOk, signInAdmin, type Admin } from '../helpers/admin.ts';
 import { call } from '../helpers/http.ts';
@@ -247,16 +247,8 @@ test('the console buffer: filters, limit, export as .jsonl, capability; the acce
 });
 
 test('the live feed opens with the buffer, then sends each line and each move of the level', async () => {
-  const ws = new WebSocket(`${control.replace('http', 'ws')}/api/logs/live?level=info`, { headers: { authorization: root.headers.authorization! } });
-  const messages: any[] = [];
-  ws.on('message', (m) => messages.push(JSON.parse(String(m))));
-  await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
-  const waitFor = async (pred: (m: any) => boolean) => {
-    for (let i = 0; i < 200 && !messages.some(pred); i++) await new Promise((r) => setTimeout(r, 10));
-    const m = messages.find(pred);
-    assert.ok(m, JSON.stringify(messages.map((x) => x.type)));
-    return m;
-  };
+  const feed = await openLive(control, '/api/logs/live?level=info', { authorization: root.headers.authorization! });
+  const waitFor = (pred: (m: any) => boolean) => feed.next(pred, 'the message looked for');
   try {
     const hello = await waitFor((m) => m.type === 'hello');
     assert.equal(hello.node, 'node-a');
@@ -266,13 +258,13 @@ test('the live feed opens with the buffer, then sends each line and each move of
     t.gw.ctx.log.warn('live warning', { n: 1 });
     const line = await waitFor((m) => m.type === 'line' && m.line.message === 'live warning');
     assert.deepEqual(line.line.attrs, { n: 1 });
-    assert.ok(!messages.some((m) => m.type === 'line' && m.line.message === 'below the feed filter'));
+    assert.ok(!feed.messages.some((m) => m.type === 'line' && m.line.message === 'below the feed filter'));
     await settings({ level: 'debug' });
     const level = await waitFor((m) => m.type === 'level' && m.level === 'debug');
     assert.equal(typeof level.revertsAt, 'number');
     await settings({ level: 'info' });
   } finally {
-    ws.close();
+    await feed.close();
   }
   const plain = await root.get('/api/logs/live');
   assert.deepEqual([plain.status, plain.json.code], [426, 'upgrade-required']);

@@ -6,7 +6,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import WebSocket from 'ws';
+import { openLive } from '../helpers/live.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { adminWith, putOk, signInAdmin, type Admin } from '../helpers/admin.ts';
 import { call } from '../helpers/http.ts';
@@ -126,16 +126,8 @@ test('root or gateway-admin; the live feed starts with the snapshot and moves wi
   assert.equal((await asClerk.get('/api/metrics')).status, 403);
   assert.equal((await asClerk.get('/api/metrics/routes/shop')).status, 403);
 
-  const ws = new WebSocket(`${control.replace('http', 'ws')}/api/metrics/live`, { headers: { authorization: root.headers.authorization! } });
-  const messages: any[] = [];
-  ws.on('message', (m) => messages.push(JSON.parse(String(m))));
-  await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
-  const waitFor = async (pred: (m: any) => boolean) => {
-    for (let i = 0; i < 300 && !messages.some(pred); i++) await new Promise((r) => setTimeout(r, 10));
-    const m = messages.find(pred);
-    assert.ok(m, JSON.stringify(messages.map((x) => x.type)));
-    return m;
-  };
+  const feed = await openLive(control, '/api/metrics/live', { authorization: root.headers.authorization! });
+  const waitFor = (pred: (m: any) => boolean) => feed.next(pred, 'the message looked for');
   try {
     const hello = await waitFor((m) => m.type === 'hello');
     assert.equal(hello.metrics.points.length, 720);
@@ -147,6 +139,6 @@ test('root or gateway-admin; the live feed starts with the snapshot and moves wi
     assert.equal(interval.nodes, 1);
     assert.equal(interval.minute.requests, 5);
   } finally {
-    ws.close();
+    await feed.close();
   }
 });
