@@ -34,6 +34,8 @@ export function endpointIndex(endpoints: readonly Templated[]): TemplateIndex<Te
 
 /** The endpoint label of a call: its method and the template, `GET /orders/{id}`. */
 export function endpointLabel(method: string, index: TemplateIndex<Templated> | undefined, servicePath: string): string | null {
-  const m = index?.match(method, servicePath);
+  // A HEAD is the GET without its body (RFC 9110 9.3.2): labelled by the GET's template. Endpoint
+  // audit keeps its own rule (a HEAD is its own operation there).
+  const m = index?.match(method, servicePath) ?? (method === 'HEAD' ? index?.match('GET', servicePath) : undefined);
   return m === undefined ? null : `${method} ${m.value.template}`;
 }

@@ -90,8 +90,7 @@ export class TemplateIndex<T extends Templated> {
 
   /** The template of `method` (upper-case) on `servicePath` (as forwarded, percent-encoded); `*` templates answer any method. */
   match(method: string, servicePath: string): TemplateMatch<T> | undefined {
-    // A HEAD is the GET without its body (RFC 9110 9.3.2): it answers to the GET's template.
-    const own = this.#byMethod.get(method) ?? (method === 'HEAD' ? this.#byMethod.get('GET') : undefined);
+    const own = this.#byMethod.get(method);
     const any = this.#byMethod.get('*');
     if (own === undefined && any === undefined) return undefined;
     const segments = splitPath(servicePath).map(decodeSegment);
