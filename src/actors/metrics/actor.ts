@@ -1,7 +1,6 @@
 /** MetricsRing, worker side: names endpoints, keeps the ring, shares it with the other nodes. */
 import { runActor } from '../../workers/actor-runtime.ts';
 import { openStore } from '../../store/orm.ts';
-import { every } from '../../clock/every.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import { MetricsRing, INTERVAL_MS } from '../../core/metrics/ring.ts';
 import { RouteEndpoints } from '../../core/metrics/endpoint-names.ts';
@@ -9,6 +8,7 @@ import { endpointIndex } from '../../core/routes/endpoints.ts';
 import { sumNodes } from '../../core/metrics/wire.ts';
 import { PERIOD } from '../../core/metrics/summary.ts';
 import type { Templated } from '../../core/routes/template-index.ts';
+import { everyInterval } from './interval-loop.ts';
 import { readOthers, sweepNodes, writeOwn } from './node-rows.ts';
 import type { MetricsCalls, MetricsEvent, MetricsInit, MetricsInput, MetricsTells } from './messages.ts';
 
@@ -40,21 +40,21 @@ runActor<MetricsInit, MetricsCalls, MetricsEvent, MetricsTells>(async (init, ctx
     }
   };
 
-  /** Every other node's latest summary and this node's own, summed. */
-  const cluster = async () => {
-    const now = ctx.clock.now();
+  /** Every other node's latest summary and this node's own, summed at `now`. */
+  const cluster = async (now = ctx.clock.now()) => {
     const others = await readOthers(store, init.node, now);
     return sumNodes([ring.snapshotForWire(now), ...others], now);
   };
 
-  const loop = every(ctx.clock, INTERVAL_MS, async () => {
+  const loop = everyInterval(ctx.clock, INTERVAL_MS, async () => {
     const now = ctx.clock.now();
     ring.tick(now);
     for (const n of names.values()) n.sweep(now);
     try {
       await writeOwn(store, init.node, now, ring.snapshotForWire(now));
       await sweepNodes(store, now);
-      ctx.emit({ type: 'interval', metrics: await cluster() });
+      // Summed at the tick's instant, as written: the interval sent is the one this tick closed.
+      ctx.emit({ type: 'interval', metrics: await cluster(now) });
       if (failing) ctx.log.info('metrics: the other nodes\' summaries are read and written again');
       failing = false;
     } catch (err) {
