@@ -15,24 +15,15 @@ import { createTestDatabase, TEST_DATABASE, type TestDatabase } from '../helpers
 import { quietOutputs, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { signInAdmin, type Admin } from '../helpers/admin.ts';
 import { call } from '../helpers/http.ts';
+import { until } from '../helpers/until.ts';
 
 /** Several nodes on one database is the PostgreSQL (cluster) mode: on SQLite these report as skipped. */
 const cluster = { skip: TEST_DATABASE === 'postgres' ? false : 'several nodes share one PostgreSQL database; the SQLite file serves one node' };
 
-const WAIT_MS = 10_000;
 const HALF_HOUR_MS = 30 * 60 * 1000;
 
 type Json = Record<string, any>;
 
-async function until<T>(probe: () => T | undefined | Promise<T | undefined>, what: string, ms = WAIT_MS): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) assert.fail(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 async function settings(admin: Admin): Promise<Json> {
   const a = await admin.get('/api/settings/logs');

@@ -14,9 +14,9 @@ import { personWithToken, putOk, signInAdmin, type Admin } from '../helpers/admi
 import { call, type Answer } from '../helpers/http.ts';
 import { startProcess, type GatewayProcess } from '../helpers/process.ts';
 import { startUpstream, type Upstream } from '../helpers/upstream.ts';
+import { until } from '../helpers/until.ts';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-const WAIT_MS = 15_000;
 const TRACE = '0af7651916cd43dd8448eb211c80319c';
 const TRACEPARENT = `00-${TRACE}-b7ad6b7169203331-01`;
 
@@ -59,15 +59,6 @@ function parsed(text: string, what: string): Line[] {
   });
 }
 
-async function until<T>(probe: () => T | undefined | Promise<T | undefined>, what: string, ms = WAIT_MS): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) assert.fail(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** The access lines (startup JSON format) on standard output whose path is `path`. */
 const accessLines = (gw: GatewayProcess, path: string) => parsed(gw.stdout(), 'standard output').filter((l) => l.path === path);

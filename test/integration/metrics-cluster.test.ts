@@ -24,6 +24,7 @@ import { call } from '../helpers/http.ts';
 import { closedPort, startUpstream, type Upstream } from '../helpers/upstream.ts';
 import type { ClusterMetrics } from '../../src/core/metrics/wire.ts';
 import type { MetricsInput } from '../../src/actors/metrics/messages.ts';
+import { until } from '../helpers/until.ts';
 
 /** Several nodes on one database is the PostgreSQL (cluster) mode: on SQLite these report as skipped. */
 const cluster = { skip: TEST_DATABASE === 'postgres' ? false : 'several nodes share one PostgreSQL database; the SQLite file serves one node' };
@@ -62,15 +63,6 @@ interface Node {
   now(): number;
 }
 
-async function until<T>(probe: () => T | undefined | Promise<T | undefined>, what: string, ms = WAIT_MS): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) assert.fail(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 async function startNode(db: TestDatabase, name: string): Promise<Node> {
   const t = await startTestGateway({ GATEWAY_CLOCK: 'manual', GATEWAY_NODE_NAME: name }, db);
