@@ -52,6 +52,8 @@ export class RequestRecord {
   outcome: 'answered' | 'aborted' = 'answered';
   /** performance.now() at close. */
   end = 0;
+  /** Bit i: observer i listened when the record opened; only those are told (RequestRecords). */
+  listeners = 0;
 
   constructor(
     readonly head: RequestHead,
@@ -84,11 +86,12 @@ export interface RecordObserver {
   listening(): boolean;
   /** The pipeline let the request through; the upstream call follows (ask for the body here). */
   passed?(record: RequestRecord): void;
-  /** The answer ended, or the caller left. */
+  /** The answer ended, or the caller left (told only when this observer listened at open). */
   closed(record: RequestRecord): void;
 }
 
 export class RequestRecords {
+  /** At most 31 observers (one bit each in `listeners`). */
   constructor(
     private readonly observers: readonly RecordObserver[],
     private readonly onError: (err: unknown) => void,
@@ -96,17 +99,23 @@ export class RequestRecords {
 
   /** A record for this exchange, or undefined when no observer listens. */
   open(head: RequestHead): RequestRecord | undefined {
-    // Indexed: this runs on every data-plane request, listened to or not.
+    // Indexed: this runs on every data-plane request, listened to or not. An observer that did not
+    // listen at open hears nothing of the record, so none re-checks its own switch at close.
+    let listeners = 0;
     for (let i = 0; i < this.observers.length; i++) {
-      if (this.observers[i]!.listening()) return new RequestRecord(head, performance.now());
+      if (this.observers[i]!.listening()) listeners |= 1 << i;
     }
-    return undefined;
+    if (listeners === 0) return undefined;
+    const record = new RequestRecord(head, performance.now());
+    record.listeners = listeners;
+    return record;
   }
 
   passed(record: RequestRecord): void {
-    for (const o of this.observers) {
+    for (let i = 0; i < this.observers.length; i++) {
+      if ((record.listeners & (1 << i)) === 0) continue;
       try {
-        o.passed?.(record);
+        this.observers[i]!.passed?.(record);
       } catch (err) {
         this.onError(err);
       }
@@ -125,9 +134,10 @@ export class RequestRecords {
       record.outcome = 'aborted';
       if (record.status === 0) record.status = CLIENT_CLOSED;
     }
-    for (const o of this.observers) {
+    for (let i = 0; i < this.observers.length; i++) {
+      if ((record.listeners & (1 << i)) === 0) continue;
       try {
-        o.closed(record);
+        this.observers[i]!.closed(record);
       } catch (err) {
         this.onError(err);
       }

@@ -47,7 +47,7 @@ export function accessLog(gw: GatewayContext): RecordObserver {
   return {
     listening: () => gw.logs.accessOn,
     closed(record) {
-      if (gw.logs.accessOn) gw.logs.access(accessEntry(gw, record));
+      gw.logs.access(accessEntry(gw, record));
     },
   };
 }

@@ -14,7 +14,6 @@ export function trafficMetrics(gw: GatewayContext): RecordObserver {
   return {
     listening: () => on,
     closed(r) {
-      if (!on) return;
       const head = r.head;
       if (r.schedule === null && (head.plane !== 'data' || PROBES.has(head.path))) return;
       const ms = r.end - r.start;

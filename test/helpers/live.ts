@@ -9,14 +9,17 @@ export type Message = Record<string, any>;
 
 export interface LiveFeed {
   readonly messages: readonly Message[];
+  /** The next message (after the last one returned) that satisfies `pred`; fails after WAIT_MS or on the close. */
   next(pred: (m: Message) => boolean, what: string): Promise<Message>;
+  /** Resolves with the close code and reason, whoever closed (a refused upgrade closes too). */
+  readonly closed: Promise<{ code: number; reason: string }>;
   close(): Promise<void>;
 }
 
 const WAIT_MS = 10_000;
 
-/** Opens `path` on `control` (http://…) with `headers`; resolves once the socket is open. */
-export async function openLive(control: string, path: string, headers: Record<string, string>): Promise<LiveFeed> {
+/** Opens `path` on `control` (http://…) with `headers`; `next` waits for what it sends. */
+export function openLive(control: string, path: string, headers: Record<string, string>): LiveFeed {
   const ws = new WebSocket(`${control.replace(/^http/, 'ws')}${path}`, { headers });
   const messages: Message[] = [];
   let cursor = 0;
@@ -26,15 +29,12 @@ export async function openLive(control: string, path: string, headers: Record<st
     messages.push(JSON.parse(String(data)) as Message);
     wake?.();
   });
-  const closed = new Promise<void>((resolve) => ws.on('close', (code, reason) => {
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => {
     closedInfo = `${code} ${String(reason)}`;
-    resolve();
+    resolve({ code, reason: String(reason) });
     wake?.();
   }));
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  });
+  // A refused upgrade is an error event, then the close: `next` reports it with the close.
   ws.on('error', () => undefined);
   const next = (pred: (m: Message) => boolean, what: string) => new Promise<Message>((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -54,7 +54,7 @@ export async function openLive(control: string, path: string, headers: Record<st
       if (ws.readyState === WebSocket.CLOSED) {
         clearTimeout(timer);
         wake = undefined;
-        reject(new Error(`the feed closed before ${what}${closedInfo ? ` (${closedInfo})` : ''}`));
+        reject(new Error(`the feed closed (${closedInfo ?? "unknown"}) before ${what}`));
       }
     };
     wake = look;
@@ -63,6 +63,7 @@ export async function openLive(control: string, path: string, headers: Record<st
   return {
     messages,
     next,
+    closed,
     close: async () => {
       if (ws.readyState !== WebSocket.CLOSED) ws.close();
       await closed;

@@ -50,8 +50,11 @@ function listeningDoor(line: string): { plane: string; address: string } | null 
   }
 }
 
-/** Starts `meerkat start`; resolves once the three plain doors are listening. */
-export function startProcess(env: Record<string, string>, timeoutMs = 30_000, opts: ProcessOptions = {}): Promise<GatewayProcess> {
+/**
+ * Starts `meerkat start`; resolves once the three plain doors are listening. The default wait is
+ * long because CI runs two test files at once on two cores and a boot compiles its workers.
+ */
+export function startProcess(env: Record<string, string>, timeoutMs = 120_000, opts: ProcessOptions = {}): Promise<GatewayProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'start'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', GATEWAY_LOG_FORMAT: 'json', ...env },

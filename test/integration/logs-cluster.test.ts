@@ -45,7 +45,7 @@ interface Feed {
 }
 
 async function openFeed(control: string, token: string): Promise<Feed> {
-  const feed = await openLive(control, '/api/logs/live', { authorization: `Bearer ${token}` });
+  const feed = openLive(control, '/api/logs/live', { authorization: `Bearer ${token}` });
   const hello = await feed.next((m) => m.type === 'hello', 'hello');
   return { hello, next: feed.next, close: feed.close };
 }

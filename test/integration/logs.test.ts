@@ -247,7 +247,7 @@ test('the console buffer: filters, limit, export as .jsonl, capability; the acce
 });
 
 test('the live feed opens with the buffer, then sends each line and each move of the level', async () => {
-  const feed = await openLive(control, '/api/logs/live?level=info', { authorization: root.headers.authorization! });
+  const feed = openLive(control, '/api/logs/live?level=info', { authorization: root.headers.authorization! });
   const waitFor = (pred: (m: any) => boolean) => feed.next(pred, 'the message looked for');
   try {
     const hello = await waitFor((m) => m.type === 'hello');

@@ -126,7 +126,7 @@ test('root or gateway-admin; the live feed starts with the snapshot and moves wi
   assert.equal((await asClerk.get('/api/metrics')).status, 403);
   assert.equal((await asClerk.get('/api/metrics/routes/shop')).status, 403);
 
-  const feed = await openLive(control, '/api/metrics/live', { authorization: root.headers.authorization! });
+  const feed = openLive(control, '/api/metrics/live', { authorization: root.headers.authorization! });
   const waitFor = (pred: (m: any) => boolean) => feed.next(pred, 'the message looked for');
   try {
     const hello = await waitFor((m) => m.type === 'hello');

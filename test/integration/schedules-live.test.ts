@@ -10,6 +10,7 @@ import { putOk, signInAdmin, type Admin } from '../helpers/admin.ts';
 import { call, signIn } from '../helpers/http.ts';
 import { advanceClock, internalWith } from '../helpers/scheduler.ts';
 import { rawRequest, startUpstream, type Upstream } from '../helpers/upstream.ts';
+import { openLive, type LiveFeed } from '../helpers/live.ts';
 
 let t: TestGateway;
 let root: Admin;
@@ -48,68 +49,13 @@ const schedule = (extra: Record<string, unknown> = {}): Promise<Message> =>
   internal('POST', '/api/schedules', { routeId: 'billing', path: '/billing/close', every: 'PT1H', roles: ['jobs'], ...extra });
 const advance = (by: string) => advanceClock(control, by);
 
-const WAIT_MS = 10_000;
-
-interface Feed {
-  /** Every message received, in order. */
-  readonly messages: Message[];
-  /** The next message (after the last one returned) that satisfies `pred`; fails after WAIT_MS. */
-  next(pred: (m: Message) => boolean, what: string): Promise<Message>;
-  /** Resolves with the close code and reason, whoever closed. */
-  readonly closed: Promise<{ code: number; reason: string }>;
-  close(): Promise<void>;
-}
+type Feed = LiveFeed;
 
 /** Opens the feed and waits for hello (or fails with the close, when the upgrade is refused). */
-function openFeed(query = '', headers: Record<string, string> = root.headers): Promise<Feed> {
-  const ws = new WebSocket(`${control.replace(/^http/, 'ws')}/api/schedules/live${query}`, { headers });
-  const messages: Message[] = [];
-  let cursor = 0;
-  let wake: (() => void) | undefined;
-  let closedInfo: { code: number; reason: string } | undefined;
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
-    ws.addEventListener('close', (e) => {
-      closedInfo = { code: e.code, reason: e.reason };
-      resolve(closedInfo);
-      wake?.();
-    });
-  });
-  ws.addEventListener('message', (e) => {
-    messages.push(JSON.parse(String(e.data)) as Message);
-    wake?.();
-  });
-  const next = (pred: (m: Message) => boolean, what: string) => new Promise<Message>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      wake = undefined;
-      reject(new Error(`no ${what} within ${WAIT_MS} ms; received ${messages.slice(cursor).map((m) => m.type).join(', ') || 'nothing'}${closedInfo ? `; closed ${closedInfo.code} ${closedInfo.reason}` : ''}`));
-    }, WAIT_MS);
-    const look = () => {
-      for (let i = cursor; i < messages.length; i++) {
-        if (pred(messages[i]!)) {
-          cursor = i + 1;
-          clearTimeout(timer);
-          wake = undefined;
-          resolve(messages[i]!);
-          return;
-        }
-      }
-      if (closedInfo) {
-        clearTimeout(timer);
-        wake = undefined;
-        reject(new Error(`the feed closed (${closedInfo.code} ${closedInfo.reason}) before ${what}`));
-      }
-    };
-    wake = look;
-    look();
-  });
-  const feed: Feed = {
-    messages, next, closed,
-    close: async () => {
-      ws.close();
-      await closed;
-    },
-  };
-  return next((m) => m.type === 'hello', 'hello').then(() => feed);
+async function openFeed(query = '', headers: Record<string, string> = root.headers): Promise<Feed> {
+  const feed = openLive(control, `/api/schedules/live${query}`, headers);
+  await feed.next((m) => m.type === 'hello', 'hello');
+  return feed;
 }
 
 const is = (type: string, scheduleId: string, more: (m: Message) => boolean = () => true) =>

@@ -110,8 +110,10 @@ test('no record without a listening observer; an observer that throws is reporte
   const errors: unknown[] = [];
   const told: number[] = [];
   const rr = new RequestRecords([
-    { listening: () => false, closed: () => { throw new Error('first'); } },
+    { listening: () => true, closed: () => { throw new Error('first'); } },
     { listening: () => true, closed: (r) => told.push(r.status) },
+    // Not listening when the record opened: it hears nothing of it.
+    { listening: () => false, closed: () => assert.fail('an observer that did not listen was told') },
   ], (err) => errors.push(err));
   const r = rr.open(head)!;
   assert.ok(r instanceof RequestRecord);

@@ -1,5 +1,6 @@
 /** MetricsRing, worker side: names endpoints, keeps the ring, shares it with the other nodes. */
 import { runActor } from '../../workers/actor-runtime.ts';
+import { every } from '../../clock/every.ts';
 import { openStore } from '../../store/orm.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import { MetricsRing, INTERVAL_MS } from '../../core/metrics/ring.ts';
@@ -8,7 +9,6 @@ import { endpointIndex } from '../../core/routes/endpoints.ts';
 import { sumNodes } from '../../core/metrics/wire.ts';
 import { PERIOD } from '../../core/metrics/summary.ts';
 import type { Templated } from '../../core/routes/template-index.ts';
-import { everyInterval } from './interval-loop.ts';
 import { readOthers, sweepNodes, writeOwn } from './node-rows.ts';
 import type { MetricsCalls, MetricsEvent, MetricsInit, MetricsInput, MetricsTells } from './messages.ts';
 
@@ -46,7 +46,7 @@ runActor<MetricsInit, MetricsCalls, MetricsEvent, MetricsTells>(async (init, ctx
     return sumNodes([ring.snapshotForWire(now), ...others], now);
   };
 
-  const loop = everyInterval(ctx.clock, INTERVAL_MS, async () => {
+  const loop = every(ctx.clock, INTERVAL_MS, async () => {
     const now = ctx.clock.now();
     ring.tick(now);
     for (const n of names.values()) n.sweep(now);
@@ -63,7 +63,7 @@ runActor<MetricsInit, MetricsCalls, MetricsEvent, MetricsTells>(async (init, ctx
       failing = true;
       ctx.emit({ type: 'interval', metrics: sumNodes([ring.snapshotForWire(now)], now) });
     }
-  }, (err) => ctx.log.error('metrics: an interval could not be closed', errorAttrs(err)));
+  }, (err) => ctx.log.error('metrics: an interval could not be closed', errorAttrs(err)), { rate: 'fixed' });
 
   return {
     told: { 'metrics.record': record },

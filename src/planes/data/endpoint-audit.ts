@@ -41,9 +41,7 @@ export function endpointAudit(gw: GatewayContext): RecordObserver {
   return {
     listening: () => licensed && view.operationAudits.size > 0,
 
-    // Records are opened for other observers too: the edition is checked here, not only in `listening`.
     passed(record) {
-      if (!licensed) return;
       const match = find(record);
       if (match === undefined) return;
       matched.set(record, match);
@@ -52,7 +50,6 @@ export function endpointAudit(gw: GatewayContext): RecordObserver {
     },
 
     closed(record) {
-      if (!licensed) return;
       const match = matched.get(record) ?? find(record);
       if (match === undefined) return;
       const route = record.route!;

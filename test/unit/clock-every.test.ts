@@ -1,16 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/clock/clock.ts';
-import { everyInterval } from '../../src/actors/metrics/interval-loop.ts';
+import { every } from '../../src/clock/every.ts';
 
 /** A loop whose runs end when the test says: `runs` holds the clock at each start. */
 function slowLoop(clock: ManualClock) {
   const runs: number[] = [];
   let finish = () => {};
-  const loop = everyInterval(clock, 5_000, () => {
+  const loop = every(clock, 5_000, () => {
     runs.push(clock.now());
     return new Promise<void>((resolve) => { finish = resolve; });
-  }, (err) => assert.fail(String(err)));
+  }, (err) => assert.fail(String(err)), { rate: 'fixed' });
   return { runs, loop, end: async () => { finish(); await loop.idle(); } };
 }
 
