@@ -16,11 +16,11 @@ import Database from 'libsql';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { checkPinning, commonConfig, helpFromReadme, NCPU, num } from '../lib/config.mjs';
 import { benchHeaders, headerObject, printed } from '../lib/headers.mjs';
 import { cpuSeconds, measure } from '../lib/load.mjs';
+import { settle } from '../lib/settle.mjs';
 import { begin, die, finish, freePorts, log, pkgVersion, preflight, render, start, TMP, version, waitHttp } from '../lib/procs.mjs';
 import { fmt, gatewayBuild, median, medians, perRunTable, staleBuild, table, warnings } from '../lib/report.mjs';
 import { MODES, ORDER_LINE, REQUEST, rulesFor, wrkLua } from './workload.mjs';
@@ -77,17 +77,7 @@ async function before(t) {
 }
 async function after(t, r) {
   const T = TGT[t];
-  const t0 = Date.now();
-  let lines = T.lines.count(), cpu = cpuSeconds(T.pgid), lastLine = t0, settled = false;
-  while (Date.now() - t0 < cfg.settleTimeout * 1000) {
-    await sleep(250);
-    const n = T.lines.count(), c = cpuSeconds(T.pgid);
-    const busyPct = (100 * (c - cpu)) / 0.25;
-    if (n !== lines) lastLine = Date.now();
-    const quiet = n === lines && busyPct < cfg.settlePct;
-    lines = n; cpu = c;
-    if (quiet) { settled = true; break; }
-  }
+  const { count: lines, cpu, lastAt: lastLine, t0, settled } = await settle({ pgid: T.pgid, count: T.lines.count, timeoutS: cfg.settleTimeout, pct: cfg.settlePct });
   const m = mark[t];
   r.lines = lines - m.lines;
   r.dropped = (await droppedOf(T)) - m.dropped;

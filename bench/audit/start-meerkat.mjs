@@ -32,7 +32,7 @@ let rules;
 try { rules = rulesFor(mode); } catch (e) { fail(e.message); }
 const opts = startOptions(fail);
 const { upstream } = opts;
-const gw = await startGateway({ repo: REPO, say, ...opts, gatewayEnv: { GATEWAY_EDITION: 'licensed' } });
+const gw = await startGateway({ repo: REPO, say, ...opts, gatewayEnv: { ...opts.gatewayEnv, GATEWAY_EDITION: 'licensed' } });
 
 let token, auth;
 try {

@@ -6,7 +6,8 @@
 // caller's environment is passed on, only `gatewayEnv`. The start script's process exits with the gateway's code
 // and removes the temp directory; SIGTERM / SIGINT / SIGHUP reach the gateway (forwarded when only the script
 // was signalled). A certificate can be placed on the data plane (placeCertificate): its HTTPS door opens on
-// host:tlsPort.
+// host:tlsPort. The gateway's standard output (the access log) is this script's, or the file `stdoutFile` names
+// (opened for writing: a FIFO blocks until its reader has opened it).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -28,7 +29,7 @@ import { request } from './http.mjs';
  *   abandon(msg)      stop the gateway after an error; the process exits 1 once it is gone
  *   ready()           configured: an exit from now on is not a failed start
  */
-export async function startGateway({ repo, say, host = '127.0.0.1', port = 0, tlsPort = 0, gatewayEnv = {}, nodeArgs = [], startTimeoutMs = 30_000 }) {
+export async function startGateway({ repo, say, host = '127.0.0.1', port = 0, tlsPort = 0, gatewayEnv = {}, nodeArgs = [], startTimeoutMs = 30_000, stdoutFile = null }) {
   const fail = (msg) => { say(`ERROR: ${msg}`); process.exit(1); };
   const cli = path.join(repo, 'dist', 'src', 'cli.js');
   if (!fs.existsSync(cli)) fail(`${path.relative(process.cwd(), cli) || cli} is missing: run npm run build first (cd ${repo} && npm run build)`);
@@ -52,7 +53,10 @@ export async function startGateway({ repo, say, host = '127.0.0.1', port = 0, tl
     GATEWAY_DRAIN_TIMEOUT: '2',
     ...gatewayEnv,
   });
-  const child = spawn(process.execPath, [...nodeArgs, cli, 'start'], { cwd: repo, env, stdio: ['ignore', 'inherit', 'pipe'] });
+  let stdout = 'inherit';
+  if (stdoutFile) { try { stdout = fs.openSync(stdoutFile, 'w'); } catch (e) { fail(`cannot open ${stdoutFile} for the gateway's standard output: ${e.message}`); } }
+  const child = spawn(process.execPath, [...nodeArgs, cli, 'start'], { cwd: repo, env, stdio: ['ignore', stdout, 'pipe'] });
+  if (typeof stdout === 'number') fs.closeSync(stdout); // the gateway holds its own copy
 
   let exited = false;
   let isReady = false;
@@ -164,7 +168,8 @@ export async function startGateway({ repo, say, host = '127.0.0.1', port = 0, tl
 
 /**
  * The knobs every start script reads: BENCH_UPSTREAM (required), BENCH_HOST, BENCH_PORT, MEERKAT_NODE_ARGS,
- * MEERKAT_START_TIMEOUT; and, for an HTTPS door, BENCH_TLS_CERT + BENCH_TLS_KEY (PEM files: the pair to place),
+ * MEERKAT_START_TIMEOUT, BENCH_STDOUT (a file for the gateway's standard output), BENCH_GATEWAY_ENV (a JSON
+ * object of GATEWAY_* variables, e.g. {"GATEWAY_METRICS":"off"}); and, for an HTTPS door, BENCH_TLS_CERT + BENCH_TLS_KEY (PEM files: the pair to place),
  * BENCH_TLS_PORT [0 = any], BENCH_TLS_CA (PEM file to verify the door with) and BENCH_TLS_NAME (the name to ask
  * for). tls is null without BENCH_TLS_CERT.
  */
@@ -182,9 +187,16 @@ export function startOptions(fail) {
   }
   const tlsPort = Number(env.BENCH_TLS_PORT || 0);
   if (!Number.isInteger(tlsPort) || tlsPort < 0 || tlsPort > 65535) fail(`BENCH_TLS_PORT=${env.BENCH_TLS_PORT}: not a port`);
+  let gatewayEnv = {};
+  if (env.BENCH_GATEWAY_ENV) {
+    try { gatewayEnv = JSON.parse(env.BENCH_GATEWAY_ENV); } catch (e) { fail(`BENCH_GATEWAY_ENV: not JSON (${e.message})`); }
+    for (const [k, v] of Object.entries(gatewayEnv)) if (!k.startsWith('GATEWAY_') || typeof v !== 'string') fail(`BENCH_GATEWAY_ENV: ${k} is not a GATEWAY_* variable with a string value`);
+  }
   return {
     tls,
     tlsPort,
+    gatewayEnv,
+    stdoutFile: env.BENCH_STDOUT || null,
     upstream: upstreamRaw.replace(/\/+$/, ''),
     host: process.env.BENCH_HOST || '127.0.0.1',
     port,

@@ -69,6 +69,8 @@ function parseWrk(text) {
     rps: Number(text.match(/^Requests\/sec:\s+([\d.]+)/m)?.[1] ?? NaN),
     requests: Number(text.match(/^\s*(\d+) requests in/m)?.[1] ?? NaN),
     p50: lat(50), p75: lat(75), p90: lat(90), p99: lat(99),
+    // wrk --latency prints no p95: a Lua script's done() may (bench/observe), as `P95_US <microseconds>`.
+    p95: Number(text.match(/^P95_US (\d+(?:\.\d+)?)$/m)?.[1] ?? NaN) / 1000,
     sockErrors: se ? se.slice(1).reduce((a, b) => a + Number(b), 0) : 0,
     non2xx: Number(text.match(/Non-2xx or 3xx responses:\s+(\d+)/)?.[1] ?? 0),
   };

@@ -12,6 +12,8 @@
 //        BENCH_HEADER Authorization: Bearer <token>
 //      which run.mjs adds to the headers of wrk and of its readiness GET;
 //   5. forwards SIGTERM / SIGINT / SIGHUP to the gateway, exits with the gateway's code and removes its temp dir.
+// BENCH_ACCESS_LOG=on switches the access log on before step 4 (PUT /api/settings/logs); step 4 also prints
+// BENCH_CONTROL <origin> and BENCH_SESSION <cookie> (root's session) for a harness that reads the control plane.
 // With BENCH_TLS_CERT and BENCH_TLS_KEY (PEM files), step 3 also imports that pair and places it on the data plane
 // (POST /api/certificates, PUT /api/certificates/{id}/placement {planes: [app]}): the HTTPS door opens on
 // $BENCH_HOST:$BENCH_TLS_PORT and step 4 also checks GET /bench/ through it (verified with BENCH_TLS_CA for
@@ -36,9 +38,10 @@ const opts = startOptions(fail);
 const { upstream } = opts;
 const gw = await startGateway({ repo: REPO, say, ...opts });
 
-let token, httpsOrigin;
+let token, httpsOrigin, auth;
 try {
-  const auth = await gw.signIn();
+  auth = await gw.signIn();
+  if (process.env.BENCH_ACCESS_LOG === 'on') await gw.call('PUT', '/api/settings/logs', { accessLog: true }, auth);
   await gw.call('PUT', '/api/roles/staff', {}, auth);
   await gw.call('PUT', '/api/routes/bench', { upstream, paths: ['/bench'], rule: { roles: ['staff'] }, identity: 'headers' }, auth);
   await gw.call('POST', '/api/accounts', { name: 'bench', password: 'bench-password-1', roles: ['staff'] }, auth);
@@ -56,4 +59,4 @@ try {
 }
 gw.ready();
 say(`ready: data plane ${gw.data}${httpsOrigin ? ` and ${httpsOrigin}` : ''} (route /bench -> ${upstream}, roles [staff], identity headers), control plane ${gw.control}, data dir ${gw.dataDir}`);
-process.stdout.write(`BENCH_HEADER Authorization: Bearer ${token}\n`);
+process.stdout.write(`BENCH_HEADER Authorization: Bearer ${token}\nBENCH_CONTROL ${gw.control}\nBENCH_SESSION ${auth.cookie}\n`);

@@ -1,7 +1,7 @@
 /**
  * One-way messages from the main thread to an actor (Temporal's sinks): a record is appended to a
- * bounded queue and the queue goes out as one message per turn of the event loop, or sooner once
- * a batch is full. Nothing is awaited and no promise is made per record, so the request path
+ * bounded queue and the queue goes out as one message per turn of the event loop (or every
+ * `flushMs`), or sooner once a batch is full. Nothing is awaited and no promise is made per record, so the request path
  * never waits on the actor. A full queue drops the record and counts it: an actor that cannot
  * keep up (or is restarting) costs records, never memory without bound nor the request's time.
  */
@@ -12,8 +12,17 @@ export type TellMap = Record<string, unknown>;
 export interface OneWayLimits {
   /** Records held at most per message name while they wait to be sent. */
   readonly capacity: number;
+  /** Another bound for some names (a record that is itself a batch of many). */
+  readonly capacityOf?: Readonly<Record<string, number>>;
   /** Records per message at most. */
   readonly batch: number;
+  /**
+   * Send at most this often (ms) instead of once per turn. Each message wakes the actor's thread;
+   * at tens of thousands of records a second, per turn is thousands of wake-ups a second, which a
+   * loaded core pays for (measured in bench/observe). For records nobody waits on (log lines,
+   * metrics), a few milliseconds of delay cost nothing.
+   */
+  readonly flushMs?: number;
 }
 
 export const DEFAULT_ONE_WAY: OneWayLimits = { capacity: 10_000, batch: 500 };
@@ -33,7 +42,7 @@ export class OneWayQueue<T extends TellMap> {
   push<K extends keyof T & string>(type: K, item: T[K]): boolean {
     let queue = this.#queues.get(type);
     if (!queue) this.#queues.set(type, (queue = []));
-    if (queue.length >= this.limits.capacity) {
+    if (queue.length >= (this.limits.capacityOf?.[type] ?? this.limits.capacity)) {
       this.#dropped.set(type, (this.#dropped.get(type) ?? 0) + 1);
       return false;
     }
@@ -41,10 +50,12 @@ export class OneWayQueue<T extends TellMap> {
     if (queue.length >= this.limits.batch) this.flush();
     else if (!this.#scheduled) {
       this.#scheduled = true;
-      setImmediate(() => {
+      const later = () => {
         this.#scheduled = false;
         this.flush();
-      });
+      };
+      if (this.limits.flushMs === undefined) setImmediate(later);
+      else setTimeout(later, this.limits.flushMs).unref();
     }
     return true;
   }

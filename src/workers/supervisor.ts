@@ -33,6 +33,11 @@ export interface ActorHostOptions<Init, Event> {
   readonly startTimeoutMs?: number;
   /** Bounds of the one-way queue (`tell`). */
   readonly oneWay?: OneWayLimits;
+  /**
+   * Called before a call, a clock move or the stop is sent: a client that gathers records into
+   * batches of its own tells them then, so they reach the actor before what follows.
+   */
+  readonly beforeSend?: () => void;
 }
 
 /**
@@ -269,6 +274,7 @@ export class ActorHost<C extends CallMap, Init = unknown, Event = unknown, T ext
     if (!worker) throw new GatewayError('actor.unavailable', `The ${this.opts.name} actor is restarting; try again in a moment.`);
     const id = this.nextId++;
     // What was told before this call reaches the actor before it.
+    this.opts.beforeSend?.();
     this.oneWay.flush();
     return new Promise<C[K]['result']>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
@@ -294,6 +300,8 @@ export class ActorHost<C extends CallMap, Init = unknown, Event = unknown, T ext
     const worker = this.worker;
     if (!worker || this.stateValue !== 'ready') return;
     const id = this.nextId++;
+    this.opts.beforeSend?.();
+    this.oneWay.flush();
     await new Promise<unknown>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       worker.postMessage({ kind: 'clock', id, now } satisfies ToWorker);
@@ -318,6 +326,7 @@ export class ActorHost<C extends CallMap, Init = unknown, Event = unknown, T ext
       return;
     }
     // What was told before the stop is handled before it: messages to a worker keep their order.
+    this.opts.beforeSend?.();
     this.oneWay.flush();
     this.stateValue = 'stopping';
     const done = new Promise<void>((resolve) => { this.stopped = resolve; });

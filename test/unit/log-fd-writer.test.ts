@@ -220,3 +220,22 @@ test('a broken onTrouble does not break the writer', async (t) => {
   await w.idle();
   assert.equal(w.dropped, 1);
 });
+
+test('pieces of several lines are counted as their lines: written, waiting and dropped', async (t) => {
+  const p = pipe(t);
+  const troubles: Trouble[] = [];
+  const w = new FdWriter(p.writeFd, { capacity: 64, onTrouble: (event, detail) => troubles.push({ event, detail }) });
+  assert.equal(w.pushLines('a1\na2\na3', 3), true);
+  assert.equal(w.push('b1'), true);
+  assert.equal(w.waiting, 4);
+  // Past the bound, the whole piece is dropped: its three lines count.
+  assert.equal(w.pushLines(`${'x'.repeat(40)}\n${'y'.repeat(10)}\nz`, 3), false);
+  assert.equal(w.dropped, 3);
+  await w.idle();
+  assert.equal(p.read(), 'a1\na2\na3\nb1\n');
+  assert.equal(w.written, 4);
+  assert.equal(w.waiting, 0);
+  assert.equal(w.push('c1'), true);
+  await w.idle();
+  assert.deepEqual(troubles.map((x) => [x.event, x.detail.dropped ?? x.detail.waiting]), [['dropping', 4], ['flowing', 3]]);
+});

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AccessEntry } from '../../src/log/access.ts';
-import { accessAgent, accessLine, appAgent, appLine, safeJson, type LogResource } from '../../src/log/format.ts';
+import { accessAgent, accessFields, accessLine, appAgent, appLine, safeJson, type LogResource } from '../../src/log/format.ts';
 import type { LogRecord } from '../../src/log/record.ts';
 import type { LogLevel } from '../../src/settings/settings.ts';
 
@@ -163,4 +163,22 @@ test('a BigInt or a circular attribute costs its own value, never the line', () 
   assert.deepEqual(json.loop, { name: 'loop', self: '[circular]' });
   assert.match(appLine(record, 'text'), /big="?12"? /);
   assert.doesNotThrow(() => safeJson(appAgent(record, { 'service.name': 'meerkat', 'service.version': '1', 'service.instance.id': 'n' })));
+});
+
+test('accessLine json writes what JSON.stringify writes, whatever the characters of the values', () => {
+  const odd = ['plain', 'with "quotes"', 'back\\slash', 'tab\there', 'line\nbreak', 'nul\u0000', 'del\u007f', 'é accent', '雪', 'emoji 🦦', 'lone \ud800 surrogate', '', '/orders/{id}?x=1&y=<2>'];
+  let n = 0;
+  for (const v of odd) {
+    for (const e of [
+      entry({ path: v }), entry({ user: v, token: v }), entry({ endpoint: v, route: v }), entry({ traceId: v, ip: v, schedule: v }), entry({ method: v, at: 1_700_000_000_000 + n }),
+    ]) {
+      assert.equal(accessLine(e, 'json'), JSON.stringify(accessFields(e)), JSON.stringify(v));
+      n += 1;
+    }
+  }
+  // Lines of the same millisecond and of the next one: the time follows each entry.
+  const a = entry({ at: 1_700_000_000_000 }), b = entry({ at: 1_700_000_000_001 });
+  assert.equal(JSON.parse(accessLine(a, 'json')).time, '2023-11-14T22:13:20.000Z');
+  assert.equal(JSON.parse(accessLine(b, 'json')).time, '2023-11-14T22:13:20.001Z');
+  assert.equal(JSON.parse(accessLine(a, 'json')).time, '2023-11-14T22:13:20.000Z');
 });

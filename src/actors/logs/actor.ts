@@ -84,6 +84,8 @@ runActor<LogInit, LogCalls, never, LogTells>(async (init, ctx) => {
     told: {
       'log.app': app,
       'log.access': access,
+      // Made for standard output in the mode in force: only sent while this side is in it too.
+      'log.lines': (chunks) => { for (const c of chunks) out.pushLines(c.text, c.count); },
     },
     handlers: {
       'output.set': async ({ mode: next }) => {
@@ -120,7 +122,10 @@ runActor<LogInit, LogCalls, never, LogTells>(async (init, ctx) => {
       }
       await stopPush();
       // A reader that stalls for good must not hold the stop: what it did not take is lost.
-      await Promise.race([Promise.all([out.idle(), err.idle()]), new Promise((r) => setTimeout(r, STOP_WAIT_MS))]);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.all([out.idle(), err.idle()]), new Promise((r) => { timer = setTimeout(r, STOP_WAIT_MS); })]);
+      // The worker exits once nothing is left to run: a pending bound would hold it for its length.
+      clearTimeout(timer);
     },
   };
 });

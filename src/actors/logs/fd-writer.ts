@@ -21,7 +21,10 @@ export class FdWriter {
   readonly #fd: number;
   readonly #capacity: number;
   readonly #onTrouble: FdWriterOptions['onTrouble'];
+  /** Pieces waiting: a line, or several joined by newlines. */
   #lines: string[] = [];
+  /** Lines in those pieces. */
+  #waiting = 0;
   #size = 0;
   #writing = false;
   #closed = false;
@@ -29,7 +32,8 @@ export class FdWriter {
   dropped = 0;
   /** Lines written since start. */
   written = 0;
-  #droppingSince: number | null = null;
+  /** `dropped` when the current episode of dropping began; null while lines flow. */
+  #droppedBefore: number | null = null;
   #idle: Array<() => void> = [];
 
   constructor(fd: number, opts: FdWriterOptions = {}) {
@@ -40,27 +44,37 @@ export class FdWriter {
 
   /** Queues one line (without its newline); false when it was dropped. */
   push(line: string): boolean {
-    if (this.#closed || this.#size + line.length + 1 > this.#capacity) {
-      this.dropped += 1;
-      if (this.#droppingSince === null && !this.#closed) {
-        this.#droppingSince = this.dropped;
-        this.#tell('dropping', { fd: this.#fd, waiting: this.#lines.length });
+    return this.pushLines(line, 1);
+  }
+
+  /** Queues `count` lines joined by newlines (without the last one), kept or dropped together. */
+  pushLines(text: string, count: number): boolean {
+    if (this.#closed || this.#size + text.length + 1 > this.#capacity) {
+      if (this.#droppedBefore === null && !this.#closed) {
+        this.#droppedBefore = this.dropped;
+        this.#tell('dropping', { fd: this.#fd, waiting: this.#waiting });
       }
+      this.dropped += count;
       return false;
     }
-    this.#lines.push(line);
-    this.#size += line.length + 1;
-    if (!this.#writing) this.#next();
+    this.#lines.push(text);
+    this.#waiting += count;
+    this.#size += text.length + 1;
+    if (!this.#writing) {
+      // The lines pushed in this same turn (a batch from the main thread) go out in one write.
+      this.#writing = true;
+      queueMicrotask(() => this.#next());
+    }
     return true;
   }
 
   get waiting(): number {
-    return this.#lines.length;
+    return this.#waiting;
   }
 
   /** Resolves once every line pushed before has been written (or dropped). */
   idle(): Promise<void> {
-    if (!this.#writing && this.#lines.length === 0) return Promise.resolve();
+    if (!this.#writing && this.#waiting === 0) return Promise.resolve();
     return new Promise((resolve) => this.#idle.push(resolve));
   }
 
@@ -72,9 +86,11 @@ export class FdWriter {
     }
     this.#writing = true;
     const lines = this.#lines;
+    const count = this.#waiting;
     this.#lines = [];
+    this.#waiting = 0;
     this.#size = 0;
-    this.#send(Buffer.from(lines.join('\n') + '\n'), lines.length);
+    this.#send(Buffer.from(lines.join('\n') + '\n'), count);
   }
 
   #send(buf: Buffer, count: number): void {
@@ -87,8 +103,9 @@ export class FdWriter {
         }
         // The reader is gone (EPIPE) or the descriptor closed: nothing more can be written.
         this.#closed = true;
-        this.dropped += count + this.#lines.length;
+        this.dropped += count + this.#waiting;
         this.#lines = [];
+        this.#waiting = 0;
         this.#size = 0;
         this.#tell('closed', { fd: this.#fd, error: code ?? err.message });
         this.#next();
@@ -99,9 +116,9 @@ export class FdWriter {
         return;
       }
       this.written += count;
-      if (this.#droppingSince !== null) {
-        this.#tell('flowing', { fd: this.#fd, dropped: this.dropped - this.#droppingSince + 1 });
-        this.#droppingSince = null;
+      if (this.#droppedBefore !== null) {
+        this.#tell('flowing', { fd: this.#fd, dropped: this.dropped - this.#droppedBefore });
+        this.#droppedBefore = null;
       }
       this.#next();
     });

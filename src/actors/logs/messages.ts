@@ -1,8 +1,8 @@
 /**
  * LogShipper's protocol (spec 1.4). Records arrive from the main thread as one-way batches: the
- * operational log's (`log.app`) and the access log's (`log.access`). The shipper formats and
- * writes them, or pushes them to the collector, in its own worker: the main thread never formats,
- * writes or ships on the request path.
+ * operational log's (`log.app`), the access log's (`log.access`), and access lines already made
+ * for standard output (`log.lines`, many to a message). The shipper formats and writes them, or pushes them to the
+ * collector, in its own worker: the main thread never writes or ships on the request path.
  */
 import type { LogFormat } from '../../settings/settings.ts';
 import type { LogRecord } from '../../log/record.ts';
@@ -15,7 +15,14 @@ export type { LogMode };
 export type LogTells = {
   'log.app': LogRecord;
   'log.access': AccessEntry;
+  'log.lines': LineChunk;
 };
+
+/** Access lines made in the mode in force (startup format or agent objects), joined by newlines. */
+export interface LineChunk {
+  readonly text: string;
+  readonly count: number;
+}
 
 export interface ShipperState {
   readonly mode: LogMode;

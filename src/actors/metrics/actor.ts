@@ -10,7 +10,8 @@ import { sumNodes } from '../../core/metrics/wire.ts';
 import { PERIOD } from '../../core/metrics/summary.ts';
 import type { Templated } from '../../core/routes/template-index.ts';
 import { readOthers, sweepNodes, writeOwn } from './node-rows.ts';
-import type { MetricsCalls, MetricsEvent, MetricsInit, MetricsInput, MetricsTells } from './messages.ts';
+import type { MetricsCalls, MetricsEvent, MetricsInit, MetricsTells } from './messages.ts';
+import { OUTCOMES, SAMPLE_WIDTH, type SampleBatch } from './samples.ts';
 
 runActor<MetricsInit, MetricsCalls, MetricsEvent, MetricsTells>(async (init, ctx) => {
   const store = await openStore({ ...init.store, poolSize: 1 });
@@ -25,18 +26,29 @@ runActor<MetricsInit, MetricsCalls, MetricsEvent, MetricsTells>(async (init, ctx
     return n;
   };
 
-  const record = (batch: readonly MetricsInput[]) => {
-    for (const r of batch) {
-      let template: string | null = null;
-      let deduced = false;
-      if (r.route !== null && r.path !== null) {
-        const endpoints = namesOf(r.route);
-        const named = endpoints.name(r.method, r.path, r.at);
-        if (named.renamed !== null) ring.rename(r.route, named.renamed);
-        template = named.template;
-        deduced = named.deduced;
+  const record = (batches: readonly SampleBatch[]) => {
+    for (const { keys, samples } of batches) {
+      // Each distinct path is named once a batch; a fold renames labels, so names are taken again after one.
+      let named: Array<{ template: string | null; deduced: boolean } | undefined> = [];
+      for (let i = 0; i < samples.length; i += SAMPLE_WIDTH) {
+        const k = samples[i]!;
+        const [route, method, path] = keys[k]!;
+        const at = samples[i + 3]!;
+        let n = named[k];
+        if (n === undefined) {
+          n = { template: null, deduced: false };
+          if (route !== null && path !== null) {
+            const name = namesOf(route).name(method, path, at);
+            if (name.renamed !== null) {
+              ring.rename(route, name.renamed);
+              named = [];
+            }
+            n = { template: name.template, deduced: name.deduced };
+          }
+          named[k] = n;
+        }
+        ring.record({ route, template: n.template, deduced: n.deduced, outcome: OUTCOMES[samples[i + 1]!]!, us: samples[i + 2]!, at });
       }
-      ring.record({ route: r.route, template, deduced, outcome: r.outcome, us: r.us, at: r.at });
     }
   };
 
@@ -66,7 +78,7 @@ runActor<MetricsInit, MetricsCalls, MetricsEvent, MetricsTells>(async (init, ctx
   }, (err) => ctx.log.error('metrics: an interval could not be closed', errorAttrs(err)), { rate: 'fixed' });
 
   return {
-    told: { 'metrics.record': record },
+    told: { 'metrics.samples': record },
     handlers: {
       'metrics.snapshot': async () => {
         try {

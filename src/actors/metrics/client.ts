@@ -12,11 +12,19 @@ import type { Templated } from '../../core/routes/template-index.ts';
 import { ActorHost } from '../../workers/supervisor.ts';
 import { siblingModule } from '../../workers/spawn.ts';
 import type { MetricsCalls, MetricsEvent, MetricsInit, MetricsInput, MetricsTells } from './messages.ts';
+import { SampleBuffer, type SampleBatch } from './samples.ts';
+import { Gatherer } from '../../workers/gather.ts';
+
+/** A batch of samples goes out this often, or at this size. */
+const FLUSH_MS = 20;
+const BATCH_MAX = 5_000;
 
 export class MetricsClient {
   readonly host: ActorHost<MetricsCalls, MetricsInit, MetricsEvent, MetricsTells>;
   readonly #followers = new Set<(m: ClusterMetrics) => void>();
   #declared = '';
+  readonly #buffer = new SampleBuffer();
+  readonly #gather: Gatherer<SampleBatch>;
 
   constructor(opts: { store: StoreOptions; log: Logger; clock: Clock; node: string }) {
     this.host = new ActorHost<MetricsCalls, MetricsInit, MetricsEvent, MetricsTells>({
@@ -34,18 +42,25 @@ export class MetricsClient {
           }
         }
       },
-      // Every exchange is a record: room for a few seconds at full load.
-      oneWay: { capacity: 50_000, batch: 1_000 },
+      // One message per batch of samples (every FLUSH_MS at most): room for five seconds of them
+      // while the actor restarts.
+      oneWay: { capacity: 5_000 / FLUSH_MS, batch: 1 },
       // A restarted ring has lost its routes' declared endpoints: they are told again.
       onReady: () => { if (this.#declared !== '') void this.#tellDeclared(JSON.parse(this.#declared) as Record<string, Templated[]>); },
+      // Calls and clock moves see every sample recorded before them.
+      beforeSend: () => this.#gather.flush(),
     });
+    this.#gather = new Gatherer({ everyMs: FLUSH_MS, max: BATCH_MAX, pack: () => this.#buffer.take(), tell: (b) => this.host.tell('metrics.samples', b) });
   }
 
   start(): Promise<void> { return this.host.start(); }
+
   stop(): Promise<void> { return this.host.stop(); }
 
-  record(input: MetricsInput): boolean {
-    return this.host.tell('metrics.record', input);
+  /** One exchange's measure: gathered, sent with the others of the next FLUSH_MS. */
+  record(input: MetricsInput): void {
+    this.#buffer.add(input);
+    this.#gather.added();
   }
 
   call: ActorHost<MetricsCalls, MetricsInit, MetricsEvent, MetricsTells>['call'] = (type, args, caller) => this.host.call(type, args, caller);

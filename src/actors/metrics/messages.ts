@@ -1,6 +1,6 @@
 /**
- * MetricsRing's protocol (spec 1.5). Each data-plane exchange and each scheduled call arrives as
- * one-way records (`metrics.record`): the main thread measures and hands over; naming the
+ * MetricsRing's protocol (spec 1.5). Each data-plane exchange and each scheduled call is measured
+ * on the main thread and crosses in batches of samples (`metrics.samples`, samples.ts); naming the
  * endpoint, the HDR histograms and the ring are this actor's, in its own worker. Every 5 s it
  * closes an interval, writes its summary for the other nodes and tells the main thread, which
  * pushes the interval to the live feed.
@@ -10,6 +10,7 @@ import type { Outcome } from '../../log/access.ts';
 import type { Templated } from '../../core/routes/template-index.ts';
 import type { ClusterMetrics } from '../../core/metrics/wire.ts';
 import type { EndpointMinute } from '../../core/metrics/ring.ts';
+import type { SampleBatch } from './samples.ts';
 
 export interface MetricsInput {
   readonly route: string | null;
@@ -24,7 +25,7 @@ export interface MetricsInput {
 }
 
 export type MetricsTells = {
-  'metrics.record': MetricsInput;
+  'metrics.samples': SampleBatch;
 };
 
 export interface RouteEndpointsAnswer {

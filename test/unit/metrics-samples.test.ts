@@ -1,0 +1,41 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { OUTCOMES, SAMPLE_WIDTH, SampleBuffer } from '../../src/actors/metrics/samples.ts';
+import { Gatherer } from '../../src/workers/gather.ts';
+
+test('a batch keeps each (route, method, path) once and four numbers a sample; null is not the empty string', () => {
+  const b = new SampleBuffer();
+  b.add({ route: 'shop', method: 'GET', path: '/a', outcome: 'ok', us: 120, at: 1000 });
+  b.add({ route: 'shop', method: 'GET', path: '/a', outcome: 'failed', us: 340, at: 1001 });
+  b.add({ route: 'shop', method: 'POST', path: '/a', outcome: 'ok', us: 5, at: 1002 });
+  b.add({ route: null, method: 'GET', path: null, outcome: 'refused', us: 7, at: 1003 });
+  b.add({ route: '', method: 'GET', path: '', outcome: 'upstream-down', us: 9, at: 1004 });
+  const batch = b.take();
+  assert.deepEqual(batch.keys, [['shop', 'GET', '/a'], ['shop', 'POST', '/a'], [null, 'GET', null], ['', 'GET', '']]);
+  const rows = [];
+  for (let i = 0; i < batch.samples.length; i += SAMPLE_WIDTH) {
+    const [k, o, us, at] = batch.samples.subarray(i, i + SAMPLE_WIDTH);
+    rows.push([batch.keys[k!]![2], OUTCOMES[o!], us, at]);
+  }
+  assert.deepEqual(rows, [['/a', 'ok', 120, 1000], ['/a', 'failed', 340, 1001], ['/a', 'ok', 5, 1002], [null, 'refused', 7, 1003], ['', 'upstream-down', 9, 1004]]);
+  // Taken: the next batch starts empty, its keys numbered anew.
+  b.add({ route: 'shop', method: 'POST', path: '/a', outcome: 'ok', us: 1, at: 2000 });
+  assert.deepEqual(b.take().keys, [['shop', 'POST', '/a']]);
+});
+
+test('a gatherer tells at its size at once, and on flush; nothing when nothing was gathered', () => {
+  const told: number[][] = [];
+  let items: number[] = [];
+  const g = new Gatherer<number[]>({ everyMs: 60_000, max: 3, pack: () => { const x = items; items = []; return x; }, tell: (b) => told.push(b) });
+  const add = (n: number) => { items.push(n); g.added(); };
+  add(1); add(2);
+  assert.deepEqual(told, []);
+  add(3);
+  assert.deepEqual(told, [[1, 2, 3]]);
+  add(4);
+  assert.equal(g.count, 1);
+  g.flush();
+  g.flush();
+  assert.deepEqual(told, [[1, 2, 3], [4]]);
+  assert.equal(g.count, 0);
+});
