@@ -21,8 +21,9 @@ import { checkPinning, commonConfig, helpFromReadme, NCPU, num } from '../lib/co
 import { benchHeaders, headerObject, printed } from '../lib/headers.mjs';
 import { cpuSeconds, measure } from '../lib/load.mjs';
 import { settle } from '../lib/settle.mjs';
-import { begin, die, finish, freePorts, log, pkgVersion, preflight, render, start, TMP, version, waitHttp } from '../lib/procs.mjs';
-import { fmt, gatewayBuild, median, medians, perRunTable, staleBuild, table, warnings } from '../lib/report.mjs';
+import { openBench } from '../lib/upstream.mjs';
+import { begin, die, finish, log, pkgVersion, start, TMP, version, waitHttp } from '../lib/procs.mjs';
+import { fmt, gatewayBuild, median, medians, perRunTable, table, warnings } from '../lib/report.mjs';
 import { MODES, ORDER_LINE, REQUEST, rulesFor, wrkLua } from './workload.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -96,14 +97,7 @@ async function after(t, r) {
 const TGT = {}; // name -> { name, mode, url, headers, wrkArgs, pgid, proc, control, session, lines }
 
 async function main() {
-  const wrkV = preflight(cfg);
-  if (staleBuild(path.join(REPO, 'src'), GATEWAY_CLI)) log('WARNING: some src/ file is newer than dist/: the gateways run the last build (npm run build to refresh it)');
-  const [upPort, ...ports] = await freePorts(1 + targets.length);
-  const upstreamUrl = `http://127.0.0.1:${upPort}/`;
-
-  const upConf = render(path.join(REPO, 'bench', 'proxy', 'upstream.conf.template'), { PREFIX: TMP, UP_PORT: upPort });
-  const upstreamProc = start('upstream', cfg.nginxBin, ['-p', `${TMP}/`, '-e', `${TMP}/logs/upstream-error.log`, '-c', upConf], { cpu: cfg.loadCpu });
-  const expected = (await waitHttp('upstream', upstreamProc, `${upstreamUrl}bench/`)).body;
+  const { wrkV, ports, upstreamUrl, upstreamProc, expected } = await openBench(cfg, { repo: REPO, cli: GATEWAY_CLI, targets: targets.length });
   const lua = path.join(TMP, 'conf', 'request.lua');
   fs.writeFileSync(lua, wrkLua());
 

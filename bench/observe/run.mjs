@@ -21,9 +21,10 @@ import { fileURLToPath } from 'node:url';
 import { checkPinning, commonConfig, helpFromReadme, NCPU, num } from '../lib/config.mjs';
 import { benchHeaders, headerObject, printed } from '../lib/headers.mjs';
 import { cpuSeconds, measure, runWrk, waitQuiet } from '../lib/load.mjs';
-import { begin, die, finish, freePorts, log, pkgVersion, preflight, render, start, TMP, version, waitHttp } from '../lib/procs.mjs';
-import { fmt, gatewayBuild, median, medians, perRunTable, staleBuild, table, warnings } from '../lib/report.mjs';
+import { begin, die, finish, log, pkgVersion, start, TMP, version, waitHttp } from '../lib/procs.mjs';
+import { fmt, gatewayBuild, median, medians, perRunTable, table, warnings } from '../lib/report.mjs';
 import { settle } from '../lib/settle.mjs';
+import { openBench } from '../lib/upstream.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '..', '..');
@@ -141,13 +142,7 @@ async function p95Check(T, conns, upstreamPgid) {
 const TGT = {}; // name -> { name, mode, url, headers, wrkArgs, pgid, proc, control, session, countFile }
 
 async function main() {
-  const wrkV = preflight(cfg);
-  if (staleBuild(path.join(REPO, 'src'), GATEWAY_CLI)) log('WARNING: some src/ file is newer than dist/: the gateways run the last build (npm run build to refresh it)');
-  const [upPort, ...ports] = await freePorts(1 + targets.length);
-  const upstreamUrl = `http://127.0.0.1:${upPort}/`;
-  const upConf = render(path.join(REPO, 'bench', 'proxy', 'upstream.conf.template'), { PREFIX: TMP, UP_PORT: upPort });
-  const upstreamProc = start('upstream', cfg.nginxBin, ['-p', `${TMP}/`, '-e', `${TMP}/logs/upstream-error.log`, '-c', upConf], { cpu: cfg.loadCpu });
-  const expected = (await waitHttp('upstream', upstreamProc, `${upstreamUrl}bench/`)).body;
+  const { wrkV, ports, upstreamUrl, upstreamProc, expected } = await openBench(cfg, { repo: REPO, cli: GATEWAY_CLI, targets: targets.length });
   // wrk's done() prints the p95 its --latency table leaves out; no per-request Lua, so wrk keeps its fast path.
   const lua = path.join(TMP, 'conf', 'p95.lua');
   fs.writeFileSync(lua, 'done = function(summary, latency, requests)\n  io.write(string.format("P95_US %d\\n", latency:percentile(95)))\nend\n');
