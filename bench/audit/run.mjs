@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { checkPinning, commonConfig, helpFromReadme, NCPU, num } from '../lib/config.mjs';
+import { checkPinning, commonConfig, helpFromReadme, NCPU, num, targetList } from '../lib/config.mjs';
 import { benchHeaders, headerObject, printed } from '../lib/headers.mjs';
 import { cpuSeconds, measure } from '../lib/load.mjs';
 import { settle } from '../lib/settle.mjs';
@@ -40,9 +40,7 @@ const cfg = {
   settlePct: num('SETTLE_PCT', 10, 1),
   targetRatio: num('TARGET_RATIO', 0.95, 0),
 };
-const targets = (env.TARGETS || Object.keys(MODES).join(',')).split(',').map((s) => s.trim()).filter(Boolean);
-for (const t of targets) if (!(t in MODES)) die(`TARGETS: unknown target "${t}" (known: ${Object.keys(MODES).join(', ')})`);
-if (new Set(targets).size !== targets.length || !targets.length) die('TARGETS: list each target once');
+const targets = targetList(Object.keys(MODES), Object.keys(MODES));
 if (!fs.existsSync(GATEWAY_CLI)) die(`${path.relative(REPO, GATEWAY_CLI)} is missing: run npm run build first`);
 checkPinning(cfg);
 const warmOf = () => cfg.warmupNode;

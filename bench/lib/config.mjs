@@ -57,3 +57,11 @@ export function checkPinning(cfg) {
   if (cfg.pin && NCPU < 2) { log(`only ${NCPU} CPU: pinning disabled`); cfg.pin = false; }
   if (cfg.pin && (cfg.proxyCpu >= NCPU || cfg.loadCpu >= NCPU || cfg.proxyCpu === cfg.loadCpu)) die(`PROXY_CPU/LOAD_CPU must be two different CPUs < ${NCPU}`);
 }
+
+/** TARGETS (a comma list of names out of `known`), or `defaults`; each once, at least one. */
+export function targetList(known, defaults) {
+  const targets = (process.env.TARGETS || defaults.join(',')).split(',').map((s) => s.trim()).filter(Boolean);
+  for (const t of targets) if (!known.includes(t)) die(`TARGETS: unknown target "${t}" (known: ${known.join(', ')})`);
+  if (new Set(targets).size !== targets.length || !targets.length) die('TARGETS: list each target once');
+  return targets;
+}
