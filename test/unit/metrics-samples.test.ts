@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { OUTCOMES, SAMPLE_WIDTH, SampleBuffer } from '../../src/actors/metrics/samples.ts';
+import { OUTCOMES, SampleBuffer } from '../../src/actors/metrics/samples.ts';
+import { SAMPLE_WIDTH } from '../../src/actors/metrics/messages.ts';
 import { Gatherer } from '../../src/workers/gather.ts';
 
 test('a batch keeps each (route, method, path) once and four numbers a sample; null is not the empty string', () => {

@@ -10,8 +10,8 @@ import { sumNodes } from '../../core/metrics/wire.ts';
 import { PERIOD } from '../../core/metrics/summary.ts';
 import type { Templated } from '../../core/routes/template-index.ts';
 import { readOthers, sweepNodes, writeOwn } from './node-rows.ts';
-import type { MetricsCalls, MetricsEvent, MetricsInit, MetricsTells } from './messages.ts';
-import { OUTCOMES, SAMPLE_WIDTH, type SampleBatch } from './samples.ts';
+import { SAMPLE_WIDTH, type MetricsCalls, type MetricsEvent, type MetricsInit, type MetricsTells, type SampleBatch } from './messages.ts';
+import { OUTCOMES } from './samples.ts';
 
 runActor<MetricsInit, MetricsCalls, MetricsEvent, MetricsTells>(async (init, ctx) => {
   const store = await openStore({ ...init.store, poolSize: 1 });

@@ -11,8 +11,8 @@ import type { RouteView } from '../../core/model.ts';
 import type { Templated } from '../../core/routes/template-index.ts';
 import { ActorHost } from '../../workers/supervisor.ts';
 import { siblingModule } from '../../workers/spawn.ts';
-import type { MetricsCalls, MetricsEvent, MetricsInit, MetricsInput, MetricsTells } from './messages.ts';
-import { SampleBuffer, type SampleBatch } from './samples.ts';
+import type { MetricsCalls, MetricsEvent, MetricsInit, MetricsInput, MetricsTells, SampleBatch } from './messages.ts';
+import { SampleBuffer } from './samples.ts';
 import { Gatherer } from '../../workers/gather.ts';
 
 /** A batch of samples goes out this often, or at this size. */

@@ -10,7 +10,6 @@ import type { Outcome } from '../../log/access.ts';
 import type { Templated } from '../../core/routes/template-index.ts';
 import type { ClusterMetrics } from '../../core/metrics/wire.ts';
 import type { EndpointMinute } from '../../core/metrics/ring.ts';
-import type { SampleBatch } from './samples.ts';
 
 export interface MetricsInput {
   readonly route: string | null;
@@ -22,6 +21,17 @@ export interface MetricsInput {
   readonly us: number;
   /** Epoch ms the answer ended (the gateway's clock). */
   readonly at: number;
+}
+
+/** Numbers per sample in `SampleBatch.samples`: key, outcome, µs, at. */
+export const SAMPLE_WIDTH = 4;
+
+/** Many exchanges' measures in one message (samples.ts makes it). */
+export interface SampleBatch {
+  /** Route, method and path of each key; a sample names its key by index. */
+  readonly keys: ReadonlyArray<readonly [route: string | null, method: string, path: string | null]>;
+  /** SAMPLE_WIDTH numbers a sample: key index, outcome (index in OUTCOMES), duration µs, epoch ms the answer ended. */
+  readonly samples: Float64Array;
 }
 
 export type MetricsTells = {

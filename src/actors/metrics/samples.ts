@@ -5,26 +5,17 @@
  * rate; the actor names each distinct path once per batch instead of once per exchange.
  */
 import type { Outcome } from '../../log/access.ts';
-import type { MetricsInput } from './messages.ts';
+import type { MetricsInput, SampleBatch } from './messages.ts';
 
 export const OUTCOMES: readonly Outcome[] = ['ok', 'refused', 'rejected', 'failed', 'upstream-down'];
 const OUTCOME_CODE: Readonly<Record<Outcome, number>> = { ok: 0, refused: 1, rejected: 2, failed: 3, 'upstream-down': 4 };
-
-/** Numbers per sample in `SampleBatch.samples`: key, outcome, µs, at. */
-export const SAMPLE_WIDTH = 4;
-
-export interface SampleBatch {
-  /** Route, method and path of each key; a sample names its key by index. */
-  readonly keys: ReadonlyArray<readonly [route: string | null, method: string, path: string | null]>;
-  /** SAMPLE_WIDTH numbers a sample: key index, outcome (index in OUTCOMES), duration µs, epoch ms the answer ended. */
-  readonly samples: Float64Array;
-}
 
 /** The main thread's side: samples gathered until `take`. */
 export class SampleBuffer {
   #ids = new Map<string, number>();
   #keys: Array<readonly [string | null, string, string | null]> = [];
   #numbers: number[] = [];
+
   add(input: MetricsInput): void {
     // A null route or path is not the empty string: each gets a mark no real value has.
     const key = `${input.route ?? '\u0001'}\u0000${input.method}\u0000${input.path ?? '\u0001'}`;

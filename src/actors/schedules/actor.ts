@@ -16,7 +16,7 @@ import { bucketOf, bucketsOf } from './shards.ts';
 import { FeedBus } from './feed-bus.ts';
 import { retryBusy } from '../../store/busy.ts';
 import { readRetention, Sweeper, writeRetention } from './sweeper.ts';
-import type { FeedEvent } from './feed.ts';
+import type { FeedEvent } from './messages.ts';
 
 runActor<SchedulesInit, SchedulesCalls, SchedulesEvent, SchedulesTells>(async (init, ctx) => {
   const store = await openStore({ ...init.store, poolSize: 4 });

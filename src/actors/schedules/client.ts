@@ -13,7 +13,7 @@ import type { CallOutcome, ScheduledCall, SchedulesCalls, SchedulesEvent, Schedu
 import { DEFAULT_ONE_WAY } from '../../workers/one-way.ts';
 import type { ConfigView } from '../config/client.ts';
 import { errorAttrs } from '../../log/logger.ts';
-import type { FeedListener } from './feed.ts';
+import type { FeedListener } from './messages.ts';
 import { shardOf } from './shards.ts';
 
 export interface SchedulesClientOptions {

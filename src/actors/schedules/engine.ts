@@ -24,7 +24,7 @@ import type { CallOutcome, RunReport, ScheduledCall, SchedulesEvent, SentCall } 
 import { runRecord } from './records.ts';
 import { endedLeases, nextWake, takeDueTurns, type DueRow } from './claims.ts';
 import { markWaiting, writeOutcomes, type OutcomeRow, type RunRow } from './outcome-rows.ts';
-import type { FeedEvent } from './feed.ts';
+import type { FeedEvent } from './messages.ts';
 
 const seconds = (ms: number): number => Math.floor(ms / 1000);
 

@@ -9,7 +9,7 @@ import type { Logger } from '../../log/logger.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import type { Store } from '../../store/orm.ts';
 import { listen, MAX_PAYLOAD_BYTES, notify, type Listener } from '../../store/notify.ts';
-import type { FeedEvent } from './feed.ts';
+import type { FeedEvent } from './messages.ts';
 
 export const FEED_CHANNEL = 'meerkat_schedules_feed';
 /** How long events gather before one notification carries them. */

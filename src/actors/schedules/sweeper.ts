@@ -10,7 +10,7 @@ import { errorAttrs } from '../../log/logger.ts';
 import type { Store } from '../../store/orm.ts';
 import { Schedule, ScheduleRun, SettingRow } from '../../store/entities.ts';
 import { DEFAULT_RETENTION_MS, RETENTION_KEY } from '../../core/schedules/retention.ts';
-import type { FeedEvent } from './feed.ts';
+import type { FeedEvent } from './messages.ts';
 
 export const SWEEP_EVERY_MS = 3_600_000;
 export const SWEEP_FIRST_MS = 60_000;

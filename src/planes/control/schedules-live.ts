@@ -8,7 +8,7 @@ import { GatewayError, invalidField } from '../../http/errors.ts';
 import type { Exchange } from '../../http/exchange.ts';
 import type { Router } from '../../http/router.ts';
 import { CLOSE, headExchange, type Socket, type SocketRequest, type SocketRoute, type SocketSession } from '../../http/socket.ts';
-import type { FeedEvent } from '../../actors/schedules/feed.ts';
+import type { FeedEvent } from '../../actors/schedules/messages.ts';
 import type { ScheduleKey, ScheduleRecord } from '../../actors/schedules/messages.ts';
 import type { Page } from '../../core/paging.ts';
 import { errorAttrs } from '../../log/logger.ts';
