@@ -1,8 +1,9 @@
 /**
  * LogShipper's protocol (spec 1.4). Records arrive from the main thread as one-way batches: the
  * operational log's (`log.app`), the access log's (`log.access`), and access lines already made
- * for standard output (`log.lines`, many to a message). The shipper formats and writes them, or pushes them to the
- * collector, in its own worker: the main thread never writes or ships on the request path.
+ * for standard output (`log.lines`, many to a message). The shipper formats and writes them, or
+ * pushes them to the collector, in its own worker: the main thread never writes or ships on the
+ * request path.
  */
 import type { LogFormat } from '../../settings/settings.ts';
 import type { LogRecord } from '../../log/record.ts';

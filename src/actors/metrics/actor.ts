@@ -36,16 +36,13 @@ runActor<MetricsInit, MetricsCalls, MetricsEvent, MetricsTells>(async (init, ctx
         const at = samples[i + 3]!;
         let n = named[k];
         if (n === undefined) {
-          n = { template: null, deduced: false };
-          if (route !== null && path !== null) {
-            const name = namesOf(route).name(method, path, at);
-            if (name.renamed !== null) {
-              ring.rename(route, name.renamed);
-              named = [];
-            }
-            n = { template: name.template, deduced: name.deduced };
+          // A call no route took (or without a service path) has no endpoint.
+          const name = route !== null && path !== null ? namesOf(route).name(method, path, at) : null;
+          if (name?.renamed) {
+            ring.rename(route!, name.renamed);
+            named = [];
           }
-          named[k] = n;
+          n = named[k] = { template: name?.template ?? null, deduced: name?.deduced ?? false };
         }
         ring.record({ route, template: n.template, deduced: n.deduced, outcome: OUTCOMES[samples[i + 1]!]!, us: samples[i + 2]!, at });
       }
