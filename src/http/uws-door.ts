@@ -8,6 +8,7 @@ import type { PlaneName } from '../settings/settings.ts';
 import { formatAddress } from '../settings/address.ts';
 import { BodyQueue } from './body-queue.ts';
 import { InFlight } from './in-flight.ts';
+import { StatedLengthBody } from './uws-stated-length.ts';
 import { CLOSING, bodiless, doorOwned, headLength, statusLine } from './answer-rules.ts';
 import { GatewayError } from './errors.ts';
 import type { Exchange, ExchangeHandler, OutgoingHeaders } from './exchange.ts';
@@ -245,10 +246,12 @@ export function openUwsDoor(opts: DoorOptions): Door {
     const abortHandlers: Array<() => void> = [];
     let headSent = false;
     let bodilessHead = false;
+    // Made by writeHead for a streamed answer of a stated length only (see uws-stated-length.ts).
+    let stated: StatedLengthBody | undefined;
     // After onAborted or a completed end() the uWS response object is dead: touching it throws
     // from inside uWS. Body chunks may still arrive after an early answer (a refused upload), so
     // flow control checks first.
-    const alive = () => !ex.aborted && !ex.responded;
+    const alive = () => !ex.aborted && !ex.responded && stated?.complete !== true;
     // Without Content-Length or Transfer-Encoding a request has no body (RFC 9112 6.3): no queue
     // and no onData, which uWS would call once with an empty buffer (a copy and closures per request).
     const length = headers['content-length'];
@@ -312,7 +315,13 @@ export function openUwsDoor(opts: DoorOptions): Door {
           const extra = closeHeader();
           if (extra) writeHeaders(res, extra);
           if (ex.method === 'HEAD') {
-            res.endWithoutBody(headLength(hdrs, body), flight.draining);
+            // endWithoutBody(length) closes the connection in this uWS build, the next request on it
+            // lost: the length goes as a header of our own, unless the connection closes anyway.
+            if (flight.draining) res.endWithoutBody(headLength(hdrs, body), true);
+            else {
+              res.writeHeader('content-length', String(headLength(hdrs, body)));
+              res.endWithoutBody();
+            }
           } else if (bodiless(status)) {
             endBodiless(res, flight.draining);
           } else {
@@ -326,6 +335,15 @@ export function openUwsDoor(opts: DoorOptions): Door {
         headSent = true;
         ex.status = status;
         bodilessHead = bodiless(status);
+        const length = hdrs['content-length'];
+        const total = !bodilessHead && ex.method !== 'HEAD' && typeof length === 'string' && /^[0-9]{1,15}$/.test(length) ? Number(length) : 0;
+        if (total > 0) {
+          stated = new StatedLengthBody(res, total, () => {
+            ex.responded = true;
+            finish();
+          });
+          ex.onAbort(() => stated!.abandon());
+        }
         res.cork(() => {
           res.writeStatus(statusLine(status));
           writeHeaders(res, hdrs);
@@ -335,12 +353,14 @@ export function openUwsDoor(opts: DoorOptions): Door {
       },
       write(chunk) {
         if (ex.aborted || ex.responded) return true;
+        if (stated) return stated.write(chunk);
         let ok = true;
         res.cork(() => { ok = res.write(chunk); });
         return ok;
       },
       drained() {
         if (ex.aborted || ex.responded) return Promise.resolve();
+        if (stated) return stated.drained();
         return new Promise<void>((resolve) => {
           let done = false;
           const finishWait = () => { if (!done) { done = true; resolve(); } };
@@ -350,6 +370,11 @@ export function openUwsDoor(opts: DoorOptions): Door {
       },
       end(chunk) {
         if (ex.aborted || ex.responded) return;
+        if (stated) {
+          if (chunk && chunk.byteLength > 0) stated.write(chunk);
+          stated.end();
+          return;
+        }
         ex.responded = true;
         res.cork(() => {
           if (bodilessHead) endBodiless(res, flight.draining);
@@ -360,7 +385,8 @@ export function openUwsDoor(opts: DoorOptions): Door {
       abort() {
         if (ex.aborted || ex.responded) return;
         ex.responded = true;
-        res.close();
+        // A body that already reached its stated length ended the response; there is nothing left to cut.
+        if (stated?.complete !== true) res.close();
         finish();
       },
     };
