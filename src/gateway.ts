@@ -23,7 +23,7 @@ import { sendFailure } from './http/respond.ts';
 import type { GatewayContext, Readiness } from './planes/context.ts';
 import { dataPlane } from './planes/data/plane.ts';
 import { UpstreamPools } from './pipeline/upstream.ts';
-import { readDeclarative } from './core/declarative/document.ts';
+import { readDeclarative, type Declarative } from './core/declarative/document.ts';
 import { makeScheduledCall } from './pipeline/scheduled-call.ts';
 import { controlPlane } from './planes/control/plane.ts';
 import { schedulesLiveSocket } from './planes/control/schedules-live.ts';
@@ -76,6 +76,17 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     }
   };
 
+  // A declarative file that cannot be read or has fields of the wrong shape stops the start
+  // before anything is opened; what only the catalogue can judge (a role that does not exist)
+  // is refused by the configuration actor, the first part that holds the catalogue.
+  const configFailure = (err: unknown) => new Error(`GATEWAY_CONFIG ${settings.configFile}: ${(err as Error).message}`);
+  let declared: Declarative | undefined;
+  try {
+    declared = settings.configFile ? readDeclarative(settings.configFile) : undefined;
+  } catch (err) {
+    throw configFailure(err);
+  }
+
   try {
     // Started first and stopped last: what every other part says while it starts and stops is written.
     const logs = new GatewayLogs({ settings, hub: opts.hub, clock, version: VERSION, outputs: opts.outputs ?? PROCESS_OUTPUTS, licensed: isLicensed(settings) });
@@ -101,6 +112,15 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     const config = new ConfigClient({ store: storeOptions, log, clock, masterKey, node: settings.nodeName, onAuditWritten: (rows) => audit.written(rows) });
     cleanups.push(() => config.stop());
     await config.start();
+    if (declared) {
+      let applied: { created: number; updated: number };
+      try {
+        applied = await config.call('config.apply', declared);
+      } catch (err) {
+        throw configFailure(err);
+      }
+      log.info('declarative configuration applied', { file: settings.configFile, ...applied });
+    }
     logs.follow(config.view.logs);
     config.view.onSnapshot(() => logs.follow(config.view.logs));
     const certs = new CertClient({
@@ -137,15 +157,6 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     cleanups.push(() => schedules.stop());
     await schedules.start();
     const actors = [logs.shipper.host, audit.host, config.host, certs.host, metrics.host, ...schedules.hosts];
-    if (settings.configFile) {
-      let applied: { created: number; updated: number };
-      try {
-        applied = await config.call('config.apply', readDeclarative(settings.configFile));
-      } catch (err) {
-        throw new Error(`GATEWAY_CONFIG ${settings.configFile}: ${(err as Error).message}`);
-      }
-      log.info('declarative configuration applied', { file: settings.configFile, ...applied });
-    }
 
     const readiness = async (): Promise<Readiness> => {
       let database: Readiness['database'] = 'ok';

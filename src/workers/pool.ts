@@ -4,7 +4,7 @@
  */
 import { Piscina } from 'piscina';
 import type { Logger } from '../log/logger.ts';
-import { siblingModule } from './spawn.ts';
+import { siblingModule, WORKER_EXEC_ARGV } from './spawn.ts';
 import type { PasswordTask } from './tasks/password.ts';
 
 export interface TaskPool {
@@ -23,6 +23,7 @@ function taskModule(relative: string): { filename: string; workerData?: { module
 export function createTaskPool(log: Logger, maxThreads = 2): TaskPool {
   const pool = new Piscina({
     ...taskModule('./tasks/password.ts'),
+    execArgv: [...WORKER_EXEC_ARGV],
     minThreads: 0,
     maxThreads,
     idleTimeout: 30_000,

@@ -3,7 +3,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+/**
+ * The command as an operator runs it: compiled (`npm start`) when the test runner has just built
+ * it (MEERKAT_COMPILED=1, see test/run.mjs), from source through tsx otherwise.
+ */
+const COMMAND = process.env.MEERKAT_COMPILED === '1'
+  ? [fileURLToPath(new URL('../../dist/src/cli.js', import.meta.url))]
+  : ['--import', 'tsx', fileURLToPath(new URL('../../src/cli.ts', import.meta.url))];
 
 export interface GatewayProcess {
   readonly child: ChildProcess;
@@ -20,7 +26,7 @@ export interface GatewayProcess {
 /** Runs a command to its end; one still running after `timeoutMs` is killed and reports code null. */
 export function runCli(args: string[], env: Record<string, string>, timeoutMs = 120_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env } });
+    const child = spawn(process.execPath, [...COMMAND, ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env } });
     let stdout = '';
     let stderr = '';
     const timer = setTimeout(() => { stderr += `\n(still running after ${timeoutMs} ms: killed)\n`; child.kill('SIGKILL'); }, timeoutMs);
@@ -55,7 +61,7 @@ function listeningDoor(line: string): { plane: string; address: string } | null 
  * long because CI runs two test files at once on two cores and a boot compiles its workers.
  */
 export function startProcess(env: Record<string, string>, timeoutMs = 120_000, opts: ProcessOptions = {}): Promise<GatewayProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'start'], {
+  const child = spawn(process.execPath, [...COMMAND, 'start'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', GATEWAY_LOG_FORMAT: 'json', ...env },
   });

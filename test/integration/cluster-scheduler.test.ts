@@ -67,7 +67,7 @@ async function advanceAll(nodes: GatewayProcess[], bySeconds: number): Promise<v
       for (let round = 1; round <= 3; round++) {
         await advanceAll(nodes, 61);
         const want = SCHEDULES * round;
-        for (let i = 0; i < 400 && up.requests.length < want; i++) await new Promise((r) => setTimeout(r, 25));
+        for (let i = 0; i < 1200 && up.requests.length < want; i++) await new Promise((r) => setTimeout(r, 25));
         assert.equal(up.requests.length, want, `round ${round}: every schedule's turn went out`);
         // Let any duplicate that would come arrive before counting.
         await new Promise((r) => setTimeout(r, 300));
