@@ -13,6 +13,7 @@ export const ERRORS = {
   'not-found': { status: 404, title: 'Not found', detail: 'Nothing is served at this address on this plane.' },
   'route.unknown': { status: 404, title: 'No route', detail: 'No route of this gateway matches this request.' },
   'method-not-allowed': { status: 405, title: 'Method not allowed', detail: 'This address does not accept this method.' },
+  'console.not-built': { status: 503, title: 'Console not built', detail: 'The console\'s files are not built on this node: run npm run build, then start the gateway again.' },
   'upgrade-required': { status: 426, title: 'Upgrade required', detail: 'This address is a WebSocket: open it with an upgrade request.' },
   'path.invalid': { status: 400, title: 'Invalid path', detail: 'The request path is not valid percent-encoded text.' },
   'body.invalid-json': { status: 400, title: 'Invalid JSON', detail: 'The request body is not valid JSON.' },

@@ -214,6 +214,8 @@ export interface AuditQuery {
   readonly target?: string;
   readonly targetKinds?: readonly string[];
   readonly notTargetKinds?: readonly string[];
+  /** The organisation's id the line belongs to. */
+  readonly organisation?: string;
   /** The caller's perimeter, the grants joined by OR; absent: everything (root). */
   readonly grants?: readonly AuditGrantQuery[];
   /** Epoch ms: `from` inclusive, `to` exclusive. */
@@ -261,6 +263,7 @@ export async function queryEvents(store: Store, q: AuditQuery): Promise<AuditRow
   }
   if (q.targetKinds) where.push(among('target_kind', q.targetKinds));
   if (q.notTargetKinds && q.notTargetKinds.length > 0) where.push(among('target_kind', q.notTargetKinds, true));
+  if (q.organisation !== undefined) where.push(equal('organisation', '=', q.organisation));
   if (q.grants) {
     const ors = q.grants.map((g) => {
       const and = [among('part', g.parts), among('target_kind', g.targetKinds)];

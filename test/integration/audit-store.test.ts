@@ -126,6 +126,8 @@ test('queries: each filter, newest first, text searched as typed, paged by id wi
   assert.deepEqual(await ids({ targetKinds: ['account'] }), [e4, e2]);
   assert.deepEqual(await ids({ targetKinds: ['account', 'console'] }), [e4, e3, e2]);
   assert.deepEqual(await ids({ notTargetKinds: ['console'] }), [e5, e4, e2, e1]);
+  assert.deepEqual(await ids({ organisation: 'acme' }), [e4, e2], 'an organisation: its own events only');
+  assert.deepEqual(await ids({ organisation: 'acme', grants: [{ parts: ['changes', 'security', 'operations'], targetKinds: ['route'], organisations: null }] }), [], 'the filter narrows the perimeter, never widens it');
   const grant = (parts: string[], targetKinds: string[], organisations: string[] | null) => ({ parts, targetKinds, organisations });
   const everyPart = ['changes', 'security', 'operations'];
   assert.deepEqual(await ids({ grants: [grant(everyPart, ['route'], null)] }), [e5, e1]);

@@ -19,16 +19,16 @@ const event: AuditEvent = {
 
 test('no parameter gives no filter, the first page of 100', () => {
   assert.deepEqual(parse(''), {
-    parts: null, kind: null, targetKinds: null, notTargetKinds: [], actor: null, target: null,
+    parts: null, kind: null, targetKinds: null, notTargetKinds: [], actor: null, target: null, organisation: null,
     from: null, to: null, q: null, limit: 100, before: null,
   });
 });
 
 test('every parameter is read into the filter', () => {
-  const f = parse(`part=security,changes&kind=signin&targetKind=account,console&notTarget=route&actor=alice&target=mallory&from=1763990000&to=2025-11-24T16:00:00%2B01:00&q=BAD&limit=500&cursor=${nextCursor('aud-0077')}`);
+  const f = parse(`part=security,changes&kind=signin&targetKind=account,console&notTarget=route&actor=alice&target=mallory&organisation=org_acme&from=1763990000&to=2025-11-24T16:00:00%2B01:00&q=BAD&limit=500&cursor=${nextCursor('aud-0077')}`);
   assert.deepEqual(f, {
     parts: ['security', 'changes'], kind: 'signin', targetKinds: ['account', 'console'], notTargetKinds: ['route'],
-    actor: 'alice', target: 'mallory', from: 1_763_990_000, to: 1_763_996_400, q: 'BAD', limit: 500, before: 'aud-0077',
+    actor: 'alice', target: 'mallory', organisation: 'org_acme', from: 1_763_990_000, to: 1_763_996_400, q: 'BAD', limit: 500, before: 'aud-0077',
   });
 });
 
@@ -60,6 +60,9 @@ test('each refusal names its parameter', () => {
   refused('from=100&to=100', 'filter.invalid', 'to', /after/);
   refused(`q=${'x'.repeat(201)}`, 'filter.invalid', 'q', /200/);
   refused('actor=%20', 'filter.invalid', 'actor');
+  refused('organisation=', 'filter.invalid', 'organisation', /no value/);
+  refused('organisation=a&organisation=b', 'filter.invalid', 'organisation', /once/);
+  refused(`organisation=${'o'.repeat(201)}`, 'filter.invalid', 'organisation', /200/);
   refused('limit=0', 'field.invalid', 'limit', /1 to 500/);
   refused('limit=501', 'field.invalid', 'limit');
   refused('limit=10&limit=20', 'field.invalid', 'limit');
@@ -90,6 +93,9 @@ test('the filter matches an event the way the query will', () => {
   assert.equal(is('target=mallory'), true);
   assert.equal(matches({ ...event, target: { kind: 'route', id: 'orders' } }, parse('target=orders')), true);
   assert.equal(is('target=eve'), false);
+  assert.equal(is('organisation=acme'), true);
+  assert.equal(is('organisation=beta'), false);
+  assert.equal(matches({ ...event, organisation: undefined }, parse('organisation=acme')), false, 'an event of no organisation');
   assert.equal(is('from=1764000000&to=1764000001'), true, 'from is kept');
   assert.equal(is('to=1764000000'), false, 'to is not');
   assert.equal(is('q=CREDENTIALS'), true, 'q searches the reason without regard to case');

@@ -12,6 +12,8 @@
  *   (`notTarget=console` hides console sign-ins). A kind in both is refused.
  * - `actor`: the acting account's name, with or without a token.
  * - `target`: a target's id or name, exactly.
+ * - `organisation`: the organisation's id the event belongs to, exactly (the console's switch);
+ *   it narrows what the caller may read, never widens it.
  * - `from` (inclusive), `to` (exclusive): epoch seconds or RFC 3339 with an offset; a fraction of
  *   a second is dropped. `from` must come before `to`.
  * - `q`: free text searched, without regard to case, in the detail (a refusal's reason, a note)
@@ -25,7 +27,7 @@ import { AUDIT_PARTS, TARGET_KINDS, type AuditEvent, type AuditPart, type Target
 
 export const AUDIT_CURSOR = cursorCodec('audit', ['string']);
 export const AUDIT_LIMITS = { max: 500, fallback: 100 } as const;
-const FILTERS = ['part', 'kind', 'notTarget', 'actor', 'target', 'targetKind', 'from', 'to', 'q'] as const;
+const FILTERS = ['part', 'kind', 'notTarget', 'actor', 'target', 'targetKind', 'organisation', 'from', 'to', 'q'] as const;
 const PAGING = ['limit', 'cursor'] as const;
 const MAX_TEXT = 200;
 const ACTION = /^[a-z0-9-]+(\.[a-z0-9-]+)*$/;
@@ -38,6 +40,7 @@ export interface AuditFilter {
   readonly notTargetKinds: readonly TargetKind[];
   readonly actor: string | null;
   readonly target: string | null;
+  readonly organisation: string | null;
   /** Epoch seconds, inclusive. */
   readonly from: number | null;
   /** Epoch seconds, exclusive. */
@@ -128,6 +131,7 @@ export function parseAuditQuery(query: URLSearchParams): AuditFilter {
   if (from !== null && to !== null && from >= to) refuse('to', 'to must come after from (from is kept, to is not).');
   const actor = get('actor');
   const target = get('target');
+  const organisation = get('organisation');
   const q = get('q');
   const page = readPageQuery(query, AUDIT_CURSOR, AUDIT_LIMITS);
   return {
@@ -137,6 +141,7 @@ export function parseAuditQuery(query: URLSearchParams): AuditFilter {
     notTargetKinds,
     actor: actor === null ? null : text('actor', actor),
     target: target === null ? null : text('target', target),
+    organisation: organisation === null ? null : text('organisation', organisation),
     from,
     to,
     q: q === null ? null : text('q', q),
@@ -158,6 +163,7 @@ export function matches(event: AuditEvent, f: AuditFilter): boolean {
   if (f.notTargetKinds.includes(event.target.kind)) return false;
   if (f.actor !== null && event.actor?.account !== f.actor) return false;
   if (f.target !== null && event.target.id !== f.target && event.target.name !== f.target) return false;
+  if (f.organisation !== null && event.organisation !== f.organisation) return false;
   if (f.from !== null && event.when < f.from) return false;
   if (f.to !== null && event.when >= f.to) return false;
   if (f.q !== null) {

@@ -39,7 +39,7 @@ const EVENT = {
   },
 } as const;
 
-const FILTER_DOC = 'Filters (all must hold): part (changes, security, operations; comma-joined), kind (an action or its family: signin takes signin.*), targetKind and notTarget (target kinds, comma-joined), actor (account name), target (a target\'s id or name), from (inclusive) and to (exclusive) as epoch seconds or RFC 3339, q (free text in the detail and the address). A filter that is not one of these is refused (filter.invalid), never ignored.';
+const FILTER_DOC = 'Filters (all must hold): part (changes, security, operations; comma-joined), kind (an action or its family: signin takes signin.*), targetKind and notTarget (target kinds, comma-joined), actor (account name), target (a target\'s id or name), organisation (an organisation\'s id: the events that belong to it, within what the caller may read), from (inclusive) and to (exclusive) as epoch seconds or RFC 3339, q (free text in the detail and the address). A filter that is not one of these is refused (filter.invalid), never ignored.';
 
 const SETTINGS = {
   type: 'object',
@@ -68,6 +68,7 @@ export function storeQuery(f: AuditFilter, slice: AuditSlice): AuditQuery {
     ...(f.target !== null ? { target: f.target } : {}),
     ...(f.targetKinds ? { targetKinds: f.targetKinds } : {}),
     ...(f.notTargetKinds.length > 0 ? { notTargetKinds: f.notTargetKinds } : {}),
+    ...(f.organisation !== null ? { organisation: f.organisation } : {}),
     ...(slice.all ? {} : { grants: slice.grants }),
     ...(f.from !== null ? { from: f.from * 1000 } : {}),
     ...(f.to !== null ? { to: f.to * 1000 } : {}),

@@ -30,6 +30,7 @@ import { addTlsSettingsApi } from './tls-settings-api.ts';
 import { addSchedulesLiveRoute } from './schedules-live.ts';
 import { addAcmeApi } from './acme-api.ts';
 import { answerAcmeChallenge } from '../acme-challenge.ts';
+import { loadConsoleAssets, type ConsoleAssets } from './console-assets.ts';
 
 export function controlRouter(gw: GatewayContext): Router<Principal> {
   const router = new Router<Principal>();
@@ -63,7 +64,7 @@ export function controlRouter(gw: GatewayContext): Router<Principal> {
     document ??= buildOpenApi({
       title: 'Meerkat control plane',
       version: gw.version,
-      description: 'Operators\' console and admin API. Errors are application/problem+json with a stable code (docs/errors.md).',
+      description: 'Operators\' console and admin API. Errors are application/problem+json with a stable code (docs/errors.md). The console itself (a single-page application, docs/console.md) is served at / and at each screen\'s address (/scheduler, /tls, /audit, /logs, /data-plane/metrics, /access); those addresses are pages, not part of this API.',
       routes: router.routes as never,
     });
     return { body: document };
@@ -72,13 +73,15 @@ export function controlRouter(gw: GatewayContext): Router<Principal> {
 }
 
 /** Control plane (default :9090): console and admin API. */
-export function controlPlane(gw: GatewayContext): ExchangeHandler {
+export function controlPlane(gw: GatewayContext, assets: ConsoleAssets = loadConsoleAssets()): ExchangeHandler {
   const router = controlRouter(gw);
+  if (!assets.built) gw.log.warn('the console is not built: its pages answer 503 until npm run build has run', { code: 'console.not-built' });
   const serve: RecordedHandler = async (ex, record) => {
     // An authority validating an order is no console caller: answered before the traffic window counts.
     if (answerAcmeChallenge(gw, ex)) return;
     // The console traffic window (spec 1.2 rule 7): every call but the probes, per door.
     if (ex.path !== '/healthz' && ex.path !== '/readyz') gw.certs.consoleTraffic(ex.secure ? 'https' : 'http', ex.remoteAddress);
+    if (assets.serve(ex)) return;
     const served = await serveApi(router, ex, (doc) => notePrincipal(record, authenticateControl(gw, ex, doc)));
     if (!served) throw new GatewayError('not-found', `Nothing is served at ${ex.path} on the control plane.`);
   };
