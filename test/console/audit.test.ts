@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { adminWith, putOk, signInAdmin, type Admin } from '../helpers/admin.ts';
-import { launchBrowser, openConsole, signInThroughPage, type ConsolePage } from '../helpers/browser.ts';
+import { expectRefusedScreen, launchBrowser, openConsole, signInThroughPage, type ConsolePage } from '../helpers/browser.ts';
 import { until } from '../helpers/until.ts';
 
 let t: TestGateway;
@@ -277,14 +277,9 @@ test('a caller with no audit capability reads the API\'s refusal, not an empty p
   const said = await (await signInAdmin(control, 'metrics-only', 'metrics-only-password-1')).get('/api/audit');
   assert.equal(said.status, 403);
   assert.equal(said.json.code, 'capability');
-  const c = await openConsole(browser, control, { width: 390, height: 844 });
-  try {
-    await signInThroughPage(c, 'metrics-only', 'metrics-only-password-1', '/audit');
-    await c.page.getByRole('heading', { level: 1, name: 'Audit' }).waitFor();
-    assert.equal(await c.page.getByRole('alert').textContent(), said.json.detail);
-    assert.equal(await c.page.getByRole('table').count(), 0, 'no table to read');
-    c.expectClean();
-  } finally {
-    await c.context.close();
-  }
+  await expectRefusedScreen(browser, control, {
+    name: 'metrics-only', password: 'metrics-only-password-1', path: '/audit', heading: 'Audit', detail: said.json.detail,
+    absent: (page) => page.getByRole('table'),
+    viewport: { width: 390, height: 844 },
+  });
 });

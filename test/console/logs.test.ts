@@ -14,7 +14,7 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { createTestDatabase, TEST_DATABASE, type TestDatabase } from '../helpers/db.ts';
 import { signInAdmin, type Admin } from '../helpers/admin.ts';
 import { call } from '../helpers/http.ts';
-import { launchBrowser, openConsole, signInThroughPage, type ConsolePage } from '../helpers/browser.ts';
+import { expectRefusedScreen, launchBrowser, openConsole, signInThroughPage, type ConsolePage } from '../helpers/browser.ts';
 import { until } from '../helpers/until.ts';
 
 /** Both nodes start at info on the test clock, so debug is more talkative and its 30 minutes can be walked. */
@@ -206,16 +206,11 @@ test('an application administrator opening /logs reads the API\'s refusal', asyn
   const said = await (await signInAdmin(control, 'apps', 'apps-password-1')).get('/api/settings/logs');
   assert.equal(said.status, 403);
   assert.equal(said.json.code, 'capability');
-  const c = await openConsole(browser, control, { width: 390, height: 844 });
-  try {
-    await signInThroughPage(c, 'apps', 'apps-password-1', '/logs');
-    await c.page.getByRole('heading', { level: 1, name: 'Logs' }).waitFor();
-    assert.equal(await c.page.getByRole('alert').textContent(), said.json.detail);
-    assert.equal(await c.page.getByRole('table').count(), 0, 'no lines to read');
-    c.expectClean();
-  } finally {
-    await c.context.close();
-  }
+  await expectRefusedScreen(browser, control, {
+    name: 'apps', password: 'apps-password-1', path: '/logs', heading: 'Logs', detail: said.json.detail,
+    absent: (page) => page.getByRole('table'),
+    viewport: { width: 390, height: 844 },
+  });
 });
 
 test('a level set in node A\'s page reaches node B\'s page', { skip: TEST_DATABASE !== 'postgres' && 'needs two nodes on one PostgreSQL database' }, async () => {

@@ -13,7 +13,7 @@ import { putOk, signInAdmin, type Admin } from '../helpers/admin.ts';
 import { call } from '../helpers/http.ts';
 import { startUpstream, type Upstream } from '../helpers/upstream.ts';
 import { until } from '../helpers/until.ts';
-import { launchBrowser, openConsole, signInThroughPage, type ConsolePage } from '../helpers/browser.ts';
+import { expectRefusedScreen, launchBrowser, openConsole, signInThroughPage, type ConsolePage } from '../helpers/browser.ts';
 
 // The shop route declares its endpoints; the users route leaves them to deduction.
 const CONTRACT = { openapi: '3.1.0', info: { title: 'shop', version: '1' }, paths: { '/orders/{id}': { get: {} } } };
@@ -177,17 +177,13 @@ test('the screen moves with each interval: the curve, the minute\'s five numbers
 test('an account without gateway-admin reads the API\'s refusal, on a phone-width screen', async () => {
   const made = await root.post('/api/accounts', { name: 'watcher', password: 'watcher-password-1', capabilities: ['infra-admin'] });
   assert.equal(made.status, 201, made.text);
-  const c = await openConsole(browser, control, { width: 390, height: 844 });
-  try {
-    await signInThroughPage(c, 'watcher', 'watcher-password-1', '/data-plane/metrics');
-    await c.page.getByRole('heading', { level: 1, name: 'Metrics' }).waitFor();
-    const alert = c.page.getByRole('alert');
-    await alert.waitFor();
-    assert.equal(await alert.textContent(), 'This action needs the gateway-admin capability (or root).');
-    assert.equal(await c.page.getByRole('figure').count(), 0, 'no curve without the capability');
-    assert.equal(await c.page.getByRole('navigation', { name: 'Screens' }).getByRole('link', { name: 'Metrics' }).count(), 0);
-    c.expectClean();
-  } finally {
-    await c.context.close();
-  }
+  const said = await (await signInAdmin(control, 'watcher', 'watcher-password-1')).get('/api/metrics');
+  assert.equal(said.status, 403);
+  assert.equal(said.json.detail, 'This action needs the gateway-admin capability (or root).');
+  await expectRefusedScreen(browser, control, {
+    name: 'watcher', password: 'watcher-password-1', path: '/data-plane/metrics', heading: 'Metrics', detail: said.json.detail,
+    absent: (page) => page.getByRole('figure'),
+    viewport: { width: 390, height: 844 },
+    also: async (c) => assert.equal(await c.page.getByRole('navigation', { name: 'Screens' }).getByRole('link', { name: 'Metrics' }).count(), 0),
+  });
 });

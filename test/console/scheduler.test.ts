@@ -13,7 +13,7 @@ import { call, signIn } from '../helpers/http.ts';
 import { advanceClock, internalWith, schedulingStand, schedulesToken } from '../helpers/scheduler.ts';
 import type { Upstream } from '../helpers/upstream.ts';
 import { until } from '../helpers/until.ts';
-import { launchBrowser, openConsole, signInThroughPage, type ConsolePage } from '../helpers/browser.ts';
+import { expectRefusedScreen, launchBrowser, openConsole, signInThroughPage, type ConsolePage } from '../helpers/browser.ts';
 
 let t: TestGateway;
 let up: Upstream;
@@ -393,16 +393,8 @@ test('an account without app-admin opening the screen reads the gateway\'s refus
   assert.equal(created.status, 201, created.text);
   const refusal = await call(`${control}/api/schedules?limit=1`, { headers: { cookie: await signIn(control, 'tls-ops', 'tls-ops-password-1'), origin: control } });
   assert.equal(refusal.status, 403);
-  const c = await openConsole(browser, control);
-  try {
-    await signInThroughPage(c, 'tls-ops', 'tls-ops-password-1', '/scheduler');
-    await c.page.getByRole('heading', { level: 1, name: 'Scheduler' }).waitFor();
-    const alert = c.page.getByRole('alert');
-    await alert.waitFor();
-    assert.equal(await alert.textContent(), refusal.json.detail);
-    assert.equal(await c.page.getByRole('table').count(), 0);
-    c.expectClean();
-  } finally {
-    await c.context.close();
-  }
+  await expectRefusedScreen(browser, control, {
+    name: 'tls-ops', password: 'tls-ops-password-1', path: '/scheduler', heading: 'Scheduler', detail: refusal.json.detail,
+    absent: (page) => page.getByRole('table'),
+  });
 });

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { signInAdmin, type Admin } from '../helpers/admin.ts';
-import { launchBrowser, openConsole, signInThroughPage, type ConsolePage } from '../helpers/browser.ts';
+import { expectRefusedScreen, launchBrowser, openConsole, signInThroughPage, type ConsolePage } from '../helpers/browser.ts';
 import { callHttps } from '../helpers/https.ts';
 import { makeCa, type PrivateCa } from '../helpers/private-ca.ts';
 import { openSslKit, type OpenSslKit } from '../helpers/openssl.ts';
@@ -71,16 +71,10 @@ describe('a community gateway on the test clock', () => {
     const refusal = await own.get('/api/certificates');
     assert.equal(refusal.status, 403, refusal.text);
 
-    const c = await openConsole(browser, control);
-    try {
-      await signInThroughPage(c, 'sched-ops', 'sched-ops-password-1', '/tls');
-      await c.page.getByRole('heading', { level: 1, name: 'TLS' }).waitFor();
-      assert.equal(await c.page.getByRole('alert').textContent(), refusal.json.detail);
-      assert.equal(await c.page.getByRole('button', { name: 'Create the certificate' }).count(), 0, 'no form offered');
-      c.expectClean();
-    } finally {
-      await c.context.close();
-    }
+    await expectRefusedScreen(browser, control, {
+      name: 'sched-ops', password: 'sched-ops-password-1', path: '/tls', heading: 'TLS', detail: refusal.json.detail,
+      absent: (page) => page.getByRole('button', { name: 'Create the certificate' }),
+    });
   });
 
   test('a self-signed certificate made in the page, placed on the console, counts down on the gateway\'s clock; HTTP off is refused with the API\'s sentence', async () => {

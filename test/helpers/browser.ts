@@ -62,3 +62,38 @@ export async function signInThroughPage(c: ConsolePage, name = 'root', password 
   await c.page.getByRole('button', { name: 'Sign in' }).click();
   await c.page.getByRole('button', { name: 'Sign out' }).waitFor();
 }
+
+export interface RefusedScreen {
+  readonly name: string;
+  readonly password: string;
+  /** The screen's address and its `<h1>`. */
+  readonly path: string;
+  readonly heading: string;
+  /** The API's own sentence, read by the test from the API as the same account. */
+  readonly detail: string;
+  /** What the screen must not offer without the capability (a table, a form's button, a curve). */
+  readonly absent: (page: Page) => ReturnType<Page['getByRole']>;
+  readonly viewport?: { width: number; height: number };
+  /** Anything else to check on the refused screen. */
+  readonly also?: (c: ConsolePage) => Promise<void>;
+}
+
+/**
+ * An account without the screen's capability opens it by its address: the screen shows its name
+ * and the API's refusal sentence, never an empty page, and nothing to act on.
+ */
+export async function expectRefusedScreen(browser: Browser, base: string, s: RefusedScreen): Promise<void> {
+  const c = await openConsole(browser, base, s.viewport);
+  try {
+    await signInThroughPage(c, s.name, s.password, s.path);
+    await c.page.getByRole('heading', { level: 1, name: s.heading }).waitFor();
+    const alert = c.page.getByRole('alert');
+    await alert.waitFor();
+    assert.equal(await alert.textContent(), s.detail);
+    assert.equal(await s.absent(c.page).count(), 0, `nothing to act on at ${s.path} without the capability`);
+    await s.also?.(c);
+    c.expectClean();
+  } finally {
+    await c.context.close();
+  }
+}
