@@ -23,6 +23,8 @@ export function medians(runs, names) {
     const rs = runs.filter((r) => r.target === t);
     med[t] = Object.fromEntries(['rps', 'p50', 'p90', 'p99'].map((k) => [k, median(rs.map((r) => r[k]))]));
     med[t].proxyCpu = median(rs.map((r) => r.cpu?.proxy ?? NaN));
+    // µs of the target's CPU (% of one core over the steady part) per request answered in that run.
+    med[t].cpuUsPerReq = median(rs.map((r) => ((r.cpu?.proxy ?? NaN) * 1e4) / r.rps));
     med[t].errors = rs.reduce((s, r) => s + r.sockErrors + r.non2xx, 0);
     med[t].noisy = rs.filter((r) => r.noisy).length;
   }

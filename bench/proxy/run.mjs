@@ -29,15 +29,25 @@ helpFromReadme(path.join(HERE, 'README.md'));
 
 // ---------------------------------------------------------------------------------------------- config
 const env = process.env;
+// LOAD=small: GET /bench/, a 90-byte answer. LOAD=large: POST /bench/big with a 16 KiB body, a 256 KiB answer
+// (the streaming paths of both directions).
+const LOADS = {
+  small: { path: 'bench/', title: 'GET /bench/, no body; upstream answers a 90-byte JSON' },
+  large: { path: 'bench/big', title: 'POST /bench/big with a 16 KiB body; upstream answers 256 KiB', bodyBytes: 16 * 1024, answerBytes: 256 * 1024 },
+};
+const LOAD = env.LOAD || 'small';
+if (!LOADS[LOAD]) die(`LOAD: unknown load "${LOAD}" (known: ${Object.keys(LOADS).join(', ')})`);
+const load = LOADS[LOAD];
 const cfg = {
   ...commonConfig(),
   meerkatCmd: env.MEERKAT_CMD || '',
   meerkatCmdDefault: false, // true when meerkatCmd is the built-in start-meerkat.mjs
-  meerkatUrl: env.MEERKAT_URL || 'http://127.0.0.1:{BENCH_PORT}/bench/',
+  meerkatUrl: env.MEERKAT_URL || `http://127.0.0.1:{BENCH_PORT}/${load.path}`,
   meerkatHeaders: (env.MEERKAT_HEADERS || '').split(/\r?\n|\\n/).map((s) => s.trim()).filter(Boolean),
   meerkatReady: num('MEERKAT_READY_TIMEOUT', 30, 1),
 };
 for (const h of cfg.meerkatHeaders) if (!HEADER_RE.test(h)) die(`MEERKAT_HEADERS: "${h}" is not "Name: value"`);
+
 const ALL = ['direct', 'nginx', 'bare-uws', 'meerkat'];
 // The gateway's compiled CLI: with it (and no MEERKAT_CMD), meerkat is benchmarked by default through start-meerkat.mjs.
 const GATEWAY_CLI = path.join(REPO, 'dist', 'src', 'cli.js');
@@ -73,22 +83,32 @@ async function main() {
   const upstreamUrl = `http://127.0.0.1:${upPort}/`;
 
   // upstream
-  const upConf = render(path.join(HERE, 'upstream.conf.template'), { PREFIX: TMP, UP_PORT: upPort });
+  // The large load's answer (printable, so the readiness check compares it as text) and its wrk script.
+  const html = path.join(TMP, 'html');
+  fs.mkdirSync(path.join(html, 'bench'), { recursive: true });
+  fs.writeFileSync(path.join(html, 'bench', 'big'), 'meerkat proxy bench, 256 KiB answer.\n'.repeat(8192).slice(0, LOADS.large.answerBytes));
+  const wrkArgs = [];
+  if (load.bodyBytes) {
+    const lua = path.join(TMP, 'conf', 'post.lua');
+    fs.writeFileSync(lua, `wrk.method = "POST"\nwrk.body = string.rep("b", ${load.bodyBytes})\nwrk.headers["Content-Type"] = "application/octet-stream"\n`);
+    wrkArgs.push('-s', lua);
+  }
+  const upConf = render(path.join(HERE, 'upstream.conf.template'), { PREFIX: TMP, UP_PORT: upPort, HTML: html });
   const upstreamProc = start('upstream', cfg.nginxBin, ['-p', `${TMP}/`, '-e', `${TMP}/logs/upstream-error.log`, '-c', upConf], { cpu: cfg.loadCpu });
-  const expected = (await waitHttp('upstream', upstreamProc, `${upstreamUrl}bench/`)).body;
-  if (targets.includes('direct')) TGT.direct = { name: 'direct', url: `${upstreamUrl}bench/`, headers: [], pgid: null };
+  const expected = (await waitHttp('upstream', upstreamProc, `${upstreamUrl}${load.path}`)).body;
+  if (targets.includes('direct')) TGT.direct = { name: 'direct', url: `${upstreamUrl}${load.path}`, headers: [], pgid: null, wrkArgs };
 
   // nginx reverse proxy
   if (targets.includes('nginx')) {
     const conf = render(path.join(HERE, 'nginx-proxy.conf.template'), { PREFIX: TMP, UP_PORT: upPort, PROXY_PORT: ngxPort, POOL: cfg.pool });
     const p = start('nginx-proxy', cfg.nginxBin, ['-p', `${TMP}/`, '-e', `${TMP}/logs/nginx-proxy-error.log`, '-c', conf], { cpu: cfg.proxyCpu });
-    TGT.nginx = { name: 'nginx', url: `http://127.0.0.1:${ngxPort}/bench/`, headers: [], pgid: p.pid, proc: p };
+    TGT.nginx = { name: 'nginx', url: `http://127.0.0.1:${ngxPort}/${load.path}`, headers: [], pgid: p.pid, proc: p, wrkArgs };
   }
   // bare uWS + undici peer (listens on port 0, prints its port)
   if (targets.includes('bare-uws')) {
     const p = start('bare-uws', process.execPath, [path.join(HERE, 'bare-uws-proxy.mjs'), '0', upstreamUrl.slice(0, -1), String(cfg.pool)], { cpu: cfg.proxyCpu });
     const port = (await waitLine(p, /listening on 127\.0\.0\.1:(\d+)/))[1];
-    TGT['bare-uws'] = { name: 'bare-uws', url: `http://127.0.0.1:${port}/bench/`, headers: [], pgid: p.pid, proc: p };
+    TGT['bare-uws'] = { name: 'bare-uws', url: `http://127.0.0.1:${port}/${load.path}`, headers: [], pgid: p.pid, proc: p, wrkArgs };
   }
   // Meerkat (optional hook)
   if (targets.includes('meerkat')) {
@@ -98,7 +118,7 @@ async function main() {
       cpu: cfg.proxyCpu,
       extraEnv: { BENCH_UPSTREAM: upstreamUrl, BENCH_PORT: String(meerkatPort), BENCH_HOST: '127.0.0.1', BENCH_POOL: String(cfg.pool) },
     });
-    TGT.meerkat = { name: 'meerkat', url, headers: cfg.meerkatHeaders, pgid: p.pid, proc: p };
+    TGT.meerkat = { name: 'meerkat', url, headers: cfg.meerkatHeaders, pgid: p.pid, proc: p, wrkArgs };
   }
   for (const t of targets) {
     if (t === 'direct') continue;
@@ -126,11 +146,11 @@ async function main() {
 
   // quiet box, warm-up, then rounds: targets alternate, the order rotating each round
   const runs = await measure(cfg, targets, TGT, { warmOf, upstreamPgid: upstreamProc.pid, maxSeconds, runSlot });
-  report(runs, { wrkV, expected });
+  report(runs, { wrkV });
 }
 
 // ---------------------------------------------------------------------------------------------- report
-function report(runs, { wrkV, expected }) {
+function report(runs, { wrkV }) {
   const med = medians(runs, targets);
   const cpuModel = os.cpus()[0]?.model ?? '?';
   const out = [];
@@ -139,18 +159,19 @@ function report(runs, { wrkV, expected }) {
   out.push(`load: wrk -t${cfg.threads} -c${cfg.conns} -d${cfg.duration}s --latency, ${cfg.rounds} round(s), warm-up ${cfg.warmup}s (node targets ${cfg.warmupNode}s); `
     + (cfg.pin ? `proxy on cpu ${cfg.proxyCpu}, upstream + wrk on cpu ${cfg.loadCpu}` : 'no pinning'));
   if (targets.includes('meerkat')) out.push(`meerkat: ${cfg.meerkatCmd}${cfg.meerkatCmdDefault ? ` (${gatewayBuild(REPO, GATEWAY_CLI)})` : ''}`);
-  out.push(`upstream: nginx return 200, ${Buffer.byteLength(expected)}-byte JSON; proxies: 1 process / 1 nginx worker, ${cfg.pool} upstream keep-alive connections`);
+  out.push(`load ${LOAD}: ${load.title}; proxies: 1 process / 1 nginx worker, ${cfg.pool} upstream keep-alive connections`);
   out.push('');
   out.push(`== median over ${cfg.rounds} round(s) ==`);
-  out.push(table(['target', 'req/s', 'p50_ms', 'p90_ms', 'p99_ms', 'proxy_cpu%', 'errors', 'disturbed'],
-    targets.map((t) => [t, fmt(med[t].rps, 0), fmt(med[t].p50, 3), fmt(med[t].p90, 3), fmt(med[t].p99, 3), fmt(med[t].proxyCpu, 0), med[t].errors, `${med[t].noisy}/${cfg.rounds}`])));
+  // cpu_us/req: the proxy's CPU (its process group, all threads) per answered request, steadier than req/s here.
+  out.push(table(['target', 'req/s', 'p50_ms', 'p90_ms', 'p99_ms', 'proxy_cpu%', 'cpu_us/req', 'errors', 'disturbed'],
+    targets.map((t) => [t, fmt(med[t].rps, 0), fmt(med[t].p50, 3), fmt(med[t].p90, 3), fmt(med[t].p99, 3), fmt(med[t].proxyCpu, 0), fmt(med[t].cpuUsPerReq, 1), med[t].errors, `${med[t].noisy}/${cfg.rounds}`])));
   const refs = ['nginx', 'bare-uws'].filter((r) => targets.includes(r));
   if (refs.length) {
     out.push('');
     out.push('== ratios of the medians (req/s: higher is better; latency: lower is better) ==');
     const hdr = ['target'];
-    for (const ref of refs) hdr.push(`rps/${ref}`, `p50/${ref}`, `p99/${ref}`);
-    out.push(table(hdr, targets.map((t) => [t, ...refs.flatMap((ref) => [fmt(med[t].rps / med[ref].rps), fmt(med[t].p50 / med[ref].p50), fmt(med[t].p99 / med[ref].p99)])])));
+    for (const ref of refs) hdr.push(`rps/${ref}`, `p50/${ref}`, `p99/${ref}`, `cpu/${ref}`);
+    out.push(table(hdr, targets.map((t) => [t, ...refs.flatMap((ref) => [fmt(med[t].rps / med[ref].rps), fmt(med[t].p50 / med[ref].p50), fmt(med[t].p99 / med[ref].p99), fmt(med[t].cpuUsPerReq / med[ref].cpuUsPerReq)])])));
   }
   out.push('');
   out.push('== per run: cpu in % of one core over the steady part of the run (pcore/lcore = busy share of the proxy / load core;');

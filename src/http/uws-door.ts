@@ -248,6 +248,16 @@ export function openUwsDoor(opts: DoorOptions): Door {
     let bodilessHead = false;
     // Made by writeHead for a streamed answer of a stated length only (see uws-stated-length.ts).
     let stated: StatedLengthBody | undefined;
+    // The status line and headers writeHead was given, not written yet: they go out in the same
+    // write as the first piece of the body (one send instead of two). uWS completes a head only
+    // with a body write; a stated length can be sent with none, so when no body came in the same
+    // turn (a service that answers its head first, then computes or streams), the head goes alone.
+    let pendingHead: (() => void) | null = null;
+    const headOut = () => {
+      const write = pendingHead;
+      pendingHead = null;
+      write?.();
+    };
     // After onAborted or a completed end() the uWS response object is dead: touching it throws
     // from inside uWS. Body chunks may still arrive after an early answer (a refused upload), so
     // flow control checks first.
@@ -341,21 +351,30 @@ export function openUwsDoor(opts: DoorOptions): Door {
           stated = new StatedLengthBody(res, total, () => {
             ex.responded = true;
             finish();
-          });
+          }, headOut);
           ex.onAbort(() => stated!.abandon());
         }
-        res.cork(() => {
+        pendingHead = () => {
           res.writeStatus(statusLine(status));
           writeHeaders(res, hdrs);
           const extra = closeHeader();
           if (extra) writeHeaders(res, extra);
-        });
+        };
+        if (stated) {
+          const body = stated;
+          queueMicrotask(() => {
+            if (pendingHead !== null && alive()) body.open();
+          });
+        }
       },
       write(chunk) {
         if (ex.aborted || ex.responded) return true;
         if (stated) return stated.write(chunk);
         let ok = true;
-        res.cork(() => { ok = res.write(chunk); });
+        res.cork(() => {
+          headOut();
+          ok = res.write(chunk);
+        });
         return ok;
       },
       drained() {
@@ -377,6 +396,7 @@ export function openUwsDoor(opts: DoorOptions): Door {
         }
         ex.responded = true;
         res.cork(() => {
+          headOut();
           if (bodilessHead) endBodiless(res, flight.draining);
           else res.end(chunk ?? '', flight.draining);
         });

@@ -7,6 +7,8 @@
  */
 import type * as uWS from 'uWebSockets.js';
 
+const EMPTY = new Uint8Array(0);
+
 export class StatedLengthBody {
   /** Every stated byte went out: uWS ended the response itself, and `res` must not be touched again. */
   complete = false;
@@ -22,6 +24,8 @@ export class StatedLengthBody {
     private readonly total: number,
     /** Told once when the answer is over: whole, or cut because the body ended short of its length. */
     private readonly onEnded: (whole: boolean) => void,
+    /** Writes the answer's head if it has not gone out yet: called inside the cork of each write, before the body. */
+    private readonly head: () => void = () => {},
   ) {}
 
   /** false: the socket is behind, wait for `drained()` before writing more. */
@@ -33,6 +37,7 @@ export class StatedLengthBody {
     }
     let taken = true;
     this.res.cork(() => {
+      this.head();
       const from = this.res.getWriteOffset();
       const [ok, done] = this.res.tryEnd(chunk, this.total);
       if (done) this.complete = true;
@@ -44,6 +49,15 @@ export class StatedLengthBody {
       }
     });
     return taken;
+  }
+
+  /** Sends the head now, with its length and no byte of the body (uWS writes a head only with a write). */
+  open(): void {
+    if (this.complete || this.gone || this.backlog.length > 0) return;
+    this.res.cork(() => {
+      this.head();
+      this.res.tryEnd(EMPTY, this.total);
+    });
   }
 
   drained(): Promise<void> {
