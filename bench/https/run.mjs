@@ -24,6 +24,7 @@ import { checkPinning, commonConfig, helpFromReadme, NCPU, num } from '../lib/co
 import { benchHeaders, headerName, headerObject } from '../lib/headers.mjs';
 import { measure } from '../lib/load.mjs';
 import { begin, die, finish, freePorts, log, pkgVersion, preflight, render, start, TMP, version, waitHttp } from '../lib/procs.mjs';
+import { startUpstream } from '../lib/upstream.mjs';
 import { fmt, gatewayBuild, median, medians, perRunTable, staleBuild, table, warnings } from '../lib/report.mjs';
 import { makeCertificates } from '../lib/tls.mjs';
 import { probeHandshakes } from './handshakes.mjs';
@@ -81,9 +82,7 @@ async function main() {
   const [upPort, ngxPlain, ngxTls, ngxRsa, mkPort, mkTls, mkRsaPort, mkRsaTls] = await freePorts(8);
   const upstreamUrl = `http://127.0.0.1:${upPort}/`;
 
-  const upConf = render(path.join(REPO, 'bench', 'proxy', 'upstream.conf.template'), { PREFIX: TMP, UP_PORT: upPort });
-  const upstreamProc = start('upstream', cfg.nginxBin, ['-p', `${TMP}/`, '-e', `${TMP}/logs/upstream-error.log`, '-c', upConf], { cpu: cfg.loadCpu });
-  const expected = (await waitHttp('upstream', upstreamProc, `${upstreamUrl}bench/`)).body;
+  const { upstreamProc, expected } = await startUpstream(cfg, REPO, upPort);
 
   if (['nginx', 'nginx-tls', 'nginx-tls-rsa'].some((t) => used.has(t))) {
     const { ecdsa, rsa } = certs.leaves;

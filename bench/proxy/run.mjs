@@ -21,6 +21,7 @@ import { benchHeaders, HEADER_RE, headerName, headerObject, mergeHeaders } from 
 import { measure } from '../lib/load.mjs';
 import { assertLoopback, begin, die, finish, freePorts, log, pkgVersion, preflight, render, start, TMP, version, waitHttp, waitLine } from '../lib/procs.mjs';
 import { fmt, gatewayBuild, medians, perRunTable, staleBuild, table, warnings } from '../lib/report.mjs';
+import { BIG_ANSWER_BYTES, startUpstream } from '../lib/upstream.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '..', '..');
@@ -33,7 +34,7 @@ const env = process.env;
 // (the streaming paths of both directions).
 const LOADS = {
   small: { path: 'bench/', title: 'GET /bench/, no body; upstream answers a 90-byte JSON' },
-  large: { path: 'bench/big', title: 'POST /bench/big with a 16 KiB body; upstream answers 256 KiB', bodyBytes: 16 * 1024, answerBytes: 256 * 1024 },
+  large: { path: 'bench/big', title: `POST /bench/big with a 16 KiB body; upstream answers ${BIG_ANSWER_BYTES / 1024} KiB`, bodyBytes: 16 * 1024 },
 };
 const LOAD = env.LOAD || 'small';
 if (!LOADS[LOAD]) die(`LOAD: unknown load "${LOAD}" (known: ${Object.keys(LOADS).join(', ')})`);
@@ -83,19 +84,14 @@ async function main() {
   const upstreamUrl = `http://127.0.0.1:${upPort}/`;
 
   // upstream
-  // The large load's answer (printable, so the readiness check compares it as text) and its wrk script.
-  const html = path.join(TMP, 'html');
-  fs.mkdirSync(path.join(html, 'bench'), { recursive: true });
-  fs.writeFileSync(path.join(html, 'bench', 'big'), 'meerkat proxy bench, 256 KiB answer.\n'.repeat(8192).slice(0, LOADS.large.answerBytes));
+  // The large load's wrk script.
   const wrkArgs = [];
   if (load.bodyBytes) {
     const lua = path.join(TMP, 'conf', 'post.lua');
     fs.writeFileSync(lua, `wrk.method = "POST"\nwrk.body = string.rep("b", ${load.bodyBytes})\nwrk.headers["Content-Type"] = "application/octet-stream"\n`);
     wrkArgs.push('-s', lua);
   }
-  const upConf = render(path.join(HERE, 'upstream.conf.template'), { PREFIX: TMP, UP_PORT: upPort, HTML: html });
-  const upstreamProc = start('upstream', cfg.nginxBin, ['-p', `${TMP}/`, '-e', `${TMP}/logs/upstream-error.log`, '-c', upConf], { cpu: cfg.loadCpu });
-  const expected = (await waitHttp('upstream', upstreamProc, `${upstreamUrl}${load.path}`)).body;
+  const { upstreamProc, expected } = await startUpstream(cfg, REPO, upPort, load.path);
   if (targets.includes('direct')) TGT.direct = { name: 'direct', url: `${upstreamUrl}${load.path}`, headers: [], pgid: null, wrkArgs };
 
   // nginx reverse proxy

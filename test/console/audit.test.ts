@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { adminWith, putOk, signInAdmin, type Admin } from '../helpers/admin.ts';
-import { expectRefusedScreen, launchBrowser, openConsole, signInThroughPage, type ConsolePage } from '../helpers/browser.ts';
+import { expectRefusedScreen, launchBrowser, openConsole, signInThroughPage, tableReader, type ConsolePage } from '../helpers/browser.ts';
 import { until } from '../helpers/until.ts';
 
 let t: TestGateway;
@@ -43,28 +43,10 @@ async function trail(query: string): Promise<any[]> {
 
 const ROUTE = { upstream: 'http://127.0.0.1:9', paths: ['/orders'], timeout: 'PT30S' };
 const COLUMNS = ['when', 'part', 'action', 'actor', 'target', 'organisation', 'address', 'detail', 'changes'] as const;
-type Row = Record<(typeof COLUMNS)[number], string>;
-
-/** What the rows' reading needs of a table element (the tests compile without the DOM's types). */
-interface TableLike { readonly tBodies: ArrayLike<{ readonly rows: ArrayLike<{ readonly cells: ArrayLike<{ readonly innerText: string }> }> }> }
-
-/** The event rows of the trail's table as the operator reads them (opened changes left aside). */
-async function rows(page: Page): Promise<Row[]> {
-  const cells = await page.getByRole('table', { name: 'Audit events' }).evaluate((table) =>
-    Array.from((table as unknown as TableLike).tBodies[0]!.rows)
-      .filter((r) => r.cells.length === 9)
-      .map((r) => Array.from(r.cells).map((c) => c.innerText.trim())));
-  return cells.map((r) => Object.fromEntries(COLUMNS.map((k, i) => [k, r[i]!])) as Row);
-}
-
-/** Waits until the table's rows satisfy `pred` (the filters apply on the gateway, answers take their time). */
-async function rowsWhen(page: Page, pred: (r: Row[]) => boolean, what: string): Promise<Row[]> {
-  let last: Row[] = [];
-  return until(async () => {
-    last = await rows(page);
-    return pred(last) ? last : undefined;
-  }, `${what}; rows: ${JSON.stringify(last.map((r) => [r.action, r.target]))}`);
-}
+const TRAIL = tableReader('Audit events', COLUMNS, COLUMNS.length);
+const rows = TRAIL.read;
+const rowsWhen = (page: Page, pred: (r: Awaited<ReturnType<typeof rows>>) => boolean, what: string) =>
+  TRAIL.when(page, pred, what, (r) => r.map((x) => [x.action, x.target]));
 
 /** The time as the operator in Paris reads it (the browser context's zone and locale). */
 const inParis = (epoch: number) => new Date(epoch * 1000).toLocaleString('en-GB', {

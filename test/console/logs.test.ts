@@ -14,7 +14,7 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { createTestDatabase, TEST_DATABASE, type TestDatabase } from '../helpers/db.ts';
 import { signInAdmin, type Admin } from '../helpers/admin.ts';
 import { call } from '../helpers/http.ts';
-import { expectRefusedScreen, launchBrowser, openConsole, signInThroughPage, type ConsolePage } from '../helpers/browser.ts';
+import { expectRefusedScreen, launchBrowser, openConsole, signInThroughPage, tableReader, type ConsolePage } from '../helpers/browser.ts';
 import { until } from '../helpers/until.ts';
 
 /** Both nodes start at info on the test clock, so debug is more talkative and its 30 minutes can be walked. */
@@ -42,24 +42,9 @@ after(async () => {
 });
 
 const COLUMNS = ['time', 'level', 'message', 'attrs', 'node'] as const;
-type Row = Record<(typeof COLUMNS)[number], string>;
-
-/** What the rows' reading needs of a table element (the tests compile without the DOM's types). */
-interface TableLike { readonly tBodies: ArrayLike<{ readonly rows: ArrayLike<{ readonly cells: ArrayLike<{ readonly innerText: string }> }> }> }
-
-async function rows(page: Page): Promise<Row[]> {
-  const cells = await page.getByRole('table', { name: 'Log lines' }).evaluate((table) =>
-    Array.from((table as unknown as TableLike).tBodies[0]!.rows).map((r) => Array.from(r.cells).map((c) => c.innerText.trim())));
-  return cells.map((r) => Object.fromEntries(COLUMNS.map((k, i) => [k, r[i]!])) as Row);
-}
-
-async function rowsWhen(page: Page, pred: (r: Row[]) => boolean, what: string): Promise<Row[]> {
-  let last: Row[] = [];
-  return until(async () => {
-    last = await rows(page);
-    return pred(last) ? last : undefined;
-  }, `${what}; newest rows: ${JSON.stringify(last.slice(0, 8).map((r) => [r.level, r.message]))}`);
-}
+const LINES = tableReader('Log lines', COLUMNS);
+const rowsWhen = (page: Page, pred: (r: Awaited<ReturnType<typeof LINES.read>>) => boolean, what: string) =>
+  LINES.when(page, pred, what, (r) => r.slice(0, 8).map((x) => [x.level, x.message]));
 
 /** A line's time as the operator in Paris reads it (the browser context's zone and locale). */
 const inParis = (iso: string) => new Date(iso).toLocaleString('en-GB', {

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import assert from 'node:assert/strict';
 import { ROOT_PASSWORD } from './gateway.ts';
+import { until } from './until.ts';
 
 export const CHROMIUM = process.env.MEERKAT_CHROMIUM ?? '/usr/bin/chromium';
 const ARTIFACTS = fileURLToPath(new URL('../.artifacts/console/', import.meta.url));
@@ -96,4 +97,31 @@ export async function expectRefusedScreen(browser: Browser, base: string, s: Ref
   } finally {
     await c.context.close();
   }
+}
+
+/** What reading a table's rows needs of its element (the tests compile without the DOM's types). */
+interface TableLike { readonly tBodies: ArrayLike<{ readonly rows: ArrayLike<{ readonly cells: ArrayLike<{ readonly innerText: string }> }> }> }
+
+/**
+ * A table's body rows as the operator reads them, each a record of `columns` in order. `cells`: only the rows
+ * with that many cells (a row opened below another, such as an event's changes, is left aside).
+ */
+export function tableReader<C extends string>(name: string, columns: readonly C[], cells?: number) {
+  type Row = Record<C, string>;
+  const read = async (page: Page): Promise<Row[]> => {
+    const texts = await page.getByRole('table', { name }).evaluate((table, n) =>
+      Array.from((table as unknown as TableLike).tBodies[0]!.rows)
+        .filter((r) => n === null || r.cells.length === n)
+        .map((r) => Array.from(r.cells).map((c) => c.innerText.trim())), cells ?? null);
+    return texts.map((r) => Object.fromEntries(columns.map((k, i) => [k, r[i]!])) as Row);
+  };
+  /** Waits until the rows satisfy `pred` (filters and feeds apply on the gateway: answers take their time). */
+  const when = async (page: Page, pred: (rows: Row[]) => boolean, what: string, show: (rows: Row[]) => unknown): Promise<Row[]> => {
+    let last: Row[] = [];
+    return until(async () => {
+      last = await read(page);
+      return pred(last) ? last : undefined;
+    }, `${what}; rows: ${JSON.stringify(show(last))}`);
+  };
+  return { read, when };
 }
