@@ -150,6 +150,7 @@ export function pass(view: ConfigView, pools: UpstreamPools, req: PassRequest, n
     identity,
     upstream: {
       pool: pools.get(origin),
+      client: pools.client(origin),
       health: pools.health,
       origin,
       method: req.method,

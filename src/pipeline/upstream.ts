@@ -1,5 +1,6 @@
 /**
- * The call to the upstream: one undici Pool per origin (keep-alive), the request body streamed
+ * The call to the upstream: per plain-HTTP origin one H1Pool (h1/client.ts) for the data plane's
+ * relay, per origin one undici Pool for HTTPS and for scheduled calls (keep-alive), the request body streamed
  * on (small bodies sent in one piece), the answer streamed back with back-pressure. Failures
  * become the sentences a person reads: 502 when the service cannot be reached or its certificate
  * does not pass, 504 when it does not answer in time.
@@ -13,14 +14,21 @@ import { forwardResponseHeaders } from './forward-headers.ts';
 import type { RequestRecord } from './request-record.ts';
 import { UpstreamHealth, type HealthReport } from './upstream-health.ts';
 import { certificateFailure, trustContext } from './upstream-tls.ts';
+import { H1Pool, type H1Request } from './h1/client.ts';
 
 /** Answers up to this size are collected and sent in one write (one syscall, a Content-Length). */
 const COLLECT_LIMIT = 64 * 1024;
 /** Request bodies up to this size are read whole before the call; larger ones stream. */
 const SMALL_BODY = 64 * 1024;
 
+/** What relays a data-plane request: an H1Pool, or an undici Pool for an HTTPS origin. */
+export interface RelayClient {
+  dispatch(req: H1Request, handler: Dispatcher.DispatchHandler): boolean;
+}
+
 export class UpstreamPools {
   readonly #pools = new Map<string, Pool>();
+  readonly #clients = new Map<string, H1Pool>();
   #authorities: readonly string[];
   #trust: SecureContext | undefined;
   /** Which services stopped answering, said once each way on the operational log. */
@@ -39,6 +47,16 @@ export class UpstreamPools {
       this.#pools.set(origin, pool);
     }
     return pool;
+  }
+
+  /** The data plane's client for the origin: its own HTTP/1.1 pool for http, undici's for https. */
+  client(origin: string): RelayClient {
+    let client = this.#clients.get(origin);
+    if (client) return client;
+    if (origin.startsWith('https:')) return this.get(origin) as unknown as RelayClient;
+    client = new H1Pool(origin, { connections: 128, keepAliveMs: 30_000 });
+    this.#clients.set(origin, client);
+    return client;
   }
 
   /**
@@ -64,6 +82,11 @@ export class UpstreamPools {
       this.#pools.delete(origin);
       void pool.close().catch(() => undefined);
     }
+    for (const [origin, client] of this.#clients) {
+      if (origins.has(origin)) continue;
+      this.#clients.delete(origin);
+      void client.close();
+    }
   }
 
   /**
@@ -72,8 +95,10 @@ export class UpstreamPools {
    */
   async close(): Promise<void> {
     const pools = [...this.#pools.values()];
+    const clients = [...this.#clients.values()];
     this.#pools.clear();
-    await Promise.all(pools.map((p) => p.destroy().catch(() => undefined)));
+    this.#clients.clear();
+    await Promise.all([...pools.map((p) => p.destroy().catch(() => undefined)), ...clients.map((c) => c.destroy())]);
   }
 }
 
@@ -82,7 +107,10 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
 }
 
 export interface UpstreamCall {
+  /** undici's pool for the origin: scheduled calls (collect.ts). */
   readonly pool: Pool;
+  /** The data plane's relay. */
+  readonly client: RelayClient;
   readonly health: UpstreamHealth;
   /** The upstream's origin, for sentences. */
   readonly origin: string;
@@ -93,7 +121,14 @@ export interface UpstreamCall {
   readonly timeoutMs: number;
 }
 
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE']);
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE', 'UPSTREAM_CLOSED']);
+const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UPSTREAM_HEADERS_TIMEOUT', 'UPSTREAM_BODY_TIMEOUT']);
+/** What the parenthesis of an unreachable service says, by code (others: the code in lower case). */
+const UNREACHABLE_WHY: Readonly<Record<string, string>> = {
+  ENOTFOUND: 'its host name does not resolve',
+  ECONNREFUSED: 'connection refused',
+  UPSTREAM_CLOSED: 'it closed the connection without answering',
+};
 
 /** The refusal for a failure before any byte of the answer went out, told to the health watch. */
 export function failure(err: unknown, call: UpstreamCall): GatewayError {
@@ -105,11 +140,11 @@ export function failure(err: unknown, call: UpstreamCall): GatewayError {
 /** The refusal for an upstream failure before any byte of the answer went out. */
 export function upstreamFailure(err: unknown, call: Pick<UpstreamCall, 'origin' | 'timeoutMs'>): GatewayError {
   const code = (err as { code?: string }).code ?? '';
-  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+  if (TIMEOUTS.has(code)) {
     return new GatewayError('upstream.timeout', `The service at ${call.origin} did not answer within ${call.timeoutMs / 1000} s.`);
   }
   if (UNREACHABLE.has(code)) {
-    return new GatewayError('upstream.unreachable', `The service at ${call.origin} cannot be reached (${code === 'ENOTFOUND' ? 'its host name does not resolve' : code === 'ECONNREFUSED' ? 'connection refused' : code.toLowerCase()}).`);
+    return new GatewayError('upstream.unreachable', `The service at ${call.origin} cannot be reached (${UNREACHABLE_WHY[code] ?? code.toLowerCase()}).`);
   }
   const certificate = certificateFailure(code, call.origin);
   if (certificate) return certificate;
@@ -235,11 +270,11 @@ export async function relay(ex: Exchange, call: UpstreamCall, record?: RequestRe
       },
     };
 
-    call.pool.dispatch({
+    call.client.dispatch({
       path: call.path,
-      method: call.method as Dispatcher.HttpMethod,
+      method: call.method,
       headers: call.headers,
-      body,
+      body: body as H1Request['body'],
       headersTimeout: call.timeoutMs,
       bodyTimeout: call.timeoutMs,
     }, handler);

@@ -1,0 +1,553 @@
+/**
+ * The data plane's client for plain-HTTP upstreams: HTTP/1.1 on `net` sockets, kept alive, one
+ * request at a time per connection. It does what undici does for a proxy with less per request
+ * (bench/RESULTS.md, "Every observer on": undici's request object, header checks and handler
+ * wrapping were a fifth of the data plane's thread): the head is one string written with the body
+ * when it is small, the answer is read by ResponseParser into slices of the socket's buffers, and
+ * timeouts are checked by one sweep per pool instead of a timer per request.
+ *
+ * It speaks undici's dispatch interface (the controller handler), so `relay` drives it and an
+ * undici Pool alike; HTTPS upstreams and scheduled calls stay on undici.
+ *
+ * Every header name and value is checked again here before it is written (a name that is not a
+ * token, a value with CR, LF or NUL is refused): the pipeline builds them from what callers sent
+ * and what operators configured, and a line break in either would split the request.
+ */
+import { connect, type Socket } from 'node:net';
+import type { Dispatcher } from 'undici';
+import { ProtocolError, ResponseParser } from './response-parser.ts';
+
+export interface H1PoolOptions {
+  /** Connections at most; requests beyond wait in order. */
+  readonly connections: number;
+  /** An idle connection is closed after this long (or the service's `Keep-Alive: timeout` less a second). */
+  readonly keepAliveMs: number;
+}
+
+/** What `relay` hands a dispatcher (the part of undici's options this client takes). */
+export interface H1Request {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Uint8Array | AsyncIterable<Uint8Array> | null | undefined;
+  readonly headersTimeout: number;
+  readonly bodyTimeout: number;
+}
+
+/** A failure with the code `upstreamFailure` (upstream.ts) reads. */
+export class UpstreamError extends Error {
+  constructor(readonly code: string, message: string) {
+    super(message);
+  }
+}
+
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** What a header value may not hold on the wire: controls but HTAB, DEL, and characters beyond Latin-1 (undici's rule). */
+const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+/** A request target: visible Latin-1 characters, no space (undici's rule). */
+const BAD_PATH = /[^\u0021-\u00ff]/;
+const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
+/** A request body up to this size goes in the same write as the head. */
+const JOIN_BODY = 16 * 1024;
+const SWEEP_MS = 250;
+/** What one read of an upstream connection takes at most. */
+const WINDOW = 64 * 1024;
+const CHUNK_END = Buffer.from('\r\n');
+const LAST_CHUNK = Buffer.from('0\r\n\r\n');
+
+/**
+ * Where a connection's reads land: `onread` hands the bytes straight to the parser, without the
+ * readable stream's machinery (bench/RESULTS.md: a tenth of the gateway's CPU a request). Each
+ * read is copied out of the connection's one window, which the next read overwrites: a small
+ * answer's copy comes from Node's shared pool. (Reading into fresh windows of a slab instead,
+ * never copied, doubled the p99 latency in the same bench.)
+ */
+class ReadWindow {
+  readonly #window = Buffer.allocUnsafeSlow(WINDOW);
+
+  /** The memory for the next read. */
+  next(): Uint8Array {
+    return this.#window;
+  }
+
+  /** The `n` bytes just read. */
+  take(n: number): Buffer {
+    return Buffer.from(this.#window.subarray(0, n));
+  }
+}
+
+class Conn {
+  idleSince = 0;
+  idleLimit: number;
+  /** Carried a request before: a failure before any byte of the answer may be a connection the service had just closed. */
+  used = false;
+  current: Exchange | null = null;
+  dead = false;
+
+  constructor(readonly socket: Socket, keepAliveMs: number) {
+    this.idleLimit = keepAliveMs;
+  }
+}
+
+type Phase = 'queued' | 'connecting' | 'waiting' | 'body' | 'done';
+
+class Exchange implements Dispatcher.DispatchController {
+  phase: Phase = 'queued';
+  conn: Conn | null = null;
+  parser: ResponseParser;
+  /** Epoch ms: the answer's head is due by then (phase waiting), or its next piece (phase body). */
+  deadline = 0;
+  paused = false;
+  requestSent = false;
+  retried = false;
+  /** The service's `Keep-Alive: timeout=` in ms, when it said one. */
+  keepAliveHint: number | null = null;
+  aborted = false;
+  reason: Error | null = null;
+
+  constructor(readonly pool: H1Pool, readonly req: H1Request, readonly handler: Dispatcher.DispatchHandler) {
+    this.parser = this.#newParser();
+  }
+
+  #newParser(): ResponseParser {
+    const x = this;
+    return new ResponseParser({
+      head(status, headers) {
+        x.phase = 'body';
+        const ka = headers['keep-alive'];
+        const hint = typeof ka === 'string' ? /(?:^|[,;\s])timeout\s*=\s*(\d+)/i.exec(ka) : null;
+        if (hint) x.keepAliveHint = Number(hint[1]) * 1000;
+        x.deadline = Date.now() + x.req.bodyTimeout;
+        x.handler.onResponseStart?.(x, status, headers as Record<string, string | string[] | undefined>, '');
+      },
+      data(chunk) {
+        x.deadline = Date.now() + x.req.bodyTimeout;
+        x.handler.onResponseData?.(x, chunk);
+      },
+      end(reusable) {
+        x.pool.ended(x, reusable && x.requestSent);
+      },
+    }, req_isHead(this.req));
+  }
+
+  /** A fresh parser for a second attempt. */
+  restart(): void {
+    this.parser = this.#newParser();
+    this.requestSent = false;
+  }
+
+  // DispatchController
+  abort(reason: Error): void {
+    if (this.phase === 'done') return;
+    this.aborted = true;
+    this.reason = reason;
+    this.pool.fail(this, reason, true);
+  }
+
+  pause(): void {
+    if (this.paused || this.phase === 'done') return;
+    this.paused = true;
+    this.conn?.socket.pause();
+  }
+
+  resume(): void {
+    if (!this.paused || this.phase === 'done') return;
+    this.paused = false;
+    this.deadline = Date.now() + this.req.bodyTimeout;
+    this.conn?.socket.resume();
+  }
+}
+
+function req_isHead(req: H1Request): boolean {
+  return req.method === 'HEAD';
+}
+
+export class H1Pool {
+  readonly #host: string;
+  readonly #port: number;
+  /** The Host header: the origin's authority. */
+  readonly #authority: string;
+  readonly #opts: H1PoolOptions;
+  readonly #idle: Conn[] = [];
+  readonly #busy = new Set<Conn>();
+  readonly #queue: Exchange[] = [];
+  #connecting = 0;
+  #sweep: NodeJS.Timeout | null = null;
+  #closed = false;
+  #drained: (() => void) | null = null;
+
+  constructor(origin: string, opts: H1PoolOptions) {
+    const url = new URL(origin);
+    if (url.protocol !== 'http:') throw new Error(`H1Pool speaks plain HTTP only, not ${url.protocol}`);
+    this.#host = url.hostname.replace(/^\[|\]$/g, '');
+    this.#port = url.port === '' ? 80 : Number(url.port);
+    this.#authority = url.host;
+    this.#opts = opts;
+  }
+
+  dispatch(req: H1Request, handler: Dispatcher.DispatchHandler): boolean {
+    const x = new Exchange(this, req, handler);
+    if (this.#closed) {
+      this.#settle(x, new UpstreamError('UPSTREAM_CLOSED', 'the connection pool is closed'));
+      return false;
+    }
+    handler.onRequestStart?.(x, {});
+    if (x.aborted) return true;
+    this.#schedule(x);
+    return true;
+  }
+
+  #schedule(x: Exchange): void {
+    let conn: Conn | undefined;
+    while ((conn = this.#idle.pop()) !== undefined) {
+      if (!conn.dead && !conn.socket.destroyed && conn.socket.readyState === 'open') break;
+      conn.socket.destroy();
+    }
+    if (conn !== undefined) {
+      this.#start(conn, x);
+      return;
+    }
+    if (this.#busy.size + this.#connecting < this.#opts.connections) {
+      this.#open(x);
+      return;
+    }
+    this.#queue.push(x);
+  }
+
+  #open(x: Exchange): void {
+    x.phase = 'connecting';
+    this.#connecting++;
+    const reader = new ReadWindow();
+    const socket = connect({
+      host: this.#host,
+      port: this.#port,
+      noDelay: true,
+      onread: {
+        buffer: () => reader.next(),
+        callback: (n) => {
+          this.#read(conn, reader.take(n));
+          return true;
+        },
+      },
+    });
+    const conn: Conn = new Conn(socket, this.#opts.keepAliveMs);
+    let connected = false;
+    socket.on('connect', () => {
+      connected = true;
+      this.#connecting--;
+      socket.setKeepAlive(true, 60_000);
+      if (x.phase !== 'connecting') {
+        // Aborted while connecting: the connection serves the next one.
+        this.#release(conn);
+        return;
+      }
+      this.#start(conn, x);
+    });
+    socket.on('end', () => this.#lost(conn, null));
+    socket.on('error', (err) => {
+      if (!connected) {
+        this.#connecting--;
+        connected = true;
+        conn.dead = true;
+        if (x.phase === 'connecting') this.fail(x, err, false);
+        this.#next();
+        return;
+      }
+      this.#lost(conn, err);
+    });
+    socket.on('close', () => this.#lost(conn, null));
+  }
+
+  #start(conn: Conn, x: Exchange): void {
+    conn.current = x;
+    x.conn = conn;
+    this.#busy.add(conn);
+    x.phase = 'waiting';
+    x.deadline = Date.now() + x.req.headersTimeout;
+    if (x.paused) conn.socket.pause();
+    else conn.socket.resume();
+    this.#sweep ??= setInterval(() => this.#check(), SWEEP_MS).unref();
+    let head: string;
+    try {
+      head = this.#head(x.req);
+    } catch (err) {
+      this.fail(x, err as Error, false);
+      return;
+    }
+    const body = x.req.body;
+    const socket = conn.socket;
+    if (body == null) {
+      socket.write(head, 'latin1');
+      x.requestSent = true;
+    } else if (body instanceof Uint8Array) {
+      if (body.byteLength <= JOIN_BODY) {
+        socket.write(Buffer.concat([Buffer.from(head, 'latin1'), body]));
+      } else {
+        socket.cork();
+        socket.write(head, 'latin1');
+        socket.write(body);
+        socket.uncork();
+      }
+      x.requestSent = true;
+    } else {
+      socket.write(head, 'latin1');
+      void this.#stream(conn, x, body);
+    }
+  }
+
+  /** The request's head, each name and value checked where it is written. */
+  #head(req: H1Request): string {
+    if (!TOKEN.test(req.method)) throw new UpstreamError('UPSTREAM_REQUEST', `the method ${JSON.stringify(req.method)} is not a token`);
+    if (!req.path.startsWith('/') || BAD_PATH.test(req.path)) throw new UpstreamError('UPSTREAM_REQUEST', 'the path holds a space or a control character');
+    let head = `${req.method} ${req.path} HTTP/1.1\r\nhost: ${this.#authority}\r\n`;
+    const headers = req.headers;
+    let declared: string | undefined;
+    for (const name in headers) {
+      const value = headers[name]!;
+      if (name === 'content-length') {
+        declared = value;
+        continue;
+      }
+      if (!TOKEN.test(name) || BAD_VALUE.test(value)) throw new UpstreamError('UPSTREAM_REQUEST', `the header ${JSON.stringify(name)} cannot be written on HTTP/1.1`);
+      head += `${name}: ${value}\r\n`;
+    }
+    // The framing is the body's own: its length, the length declared for a stream, or chunks.
+    const body = req.body;
+    if (body == null) {
+      if (METHODS_WITH_BODY.has(req.method)) head += 'content-length: 0\r\n';
+    } else if (body instanceof Uint8Array) {
+      head += `content-length: ${body.byteLength}\r\n`;
+    } else if (declared !== undefined && /^[0-9]{1,15}$/.test(declared)) {
+      head += `content-length: ${declared}\r\n`;
+    } else {
+      head += 'transfer-encoding: chunked\r\n';
+    }
+    return `${head}\r\n`;
+  }
+
+  async #stream(conn: Conn, x: Exchange, body: AsyncIterable<Uint8Array>): Promise<void> {
+    const declared = x.req.headers['content-length'];
+    const length = declared !== undefined && /^[0-9]{1,15}$/.test(declared) ? Number(declared) : null;
+    const socket = conn.socket;
+    let sent = 0;
+    try {
+      for await (const chunk of body) {
+        if (x.phase === 'done' || conn.current !== x) return;
+        if (chunk.byteLength === 0) continue;
+        sent += chunk.byteLength;
+        if (length !== null && sent > length) throw new UpstreamError('UPSTREAM_REQUEST', 'the request body is longer than its Content-Length');
+        let ok: boolean;
+        if (length !== null) ok = socket.write(chunk);
+        else {
+          socket.cork();
+          socket.write(`${chunk.byteLength.toString(16)}\r\n`, 'latin1');
+          socket.write(chunk);
+          ok = socket.write(CHUNK_END);
+          socket.uncork();
+        }
+        if (!ok) await drainOf(socket);
+      }
+      if (x.phase === 'done' || conn.current !== x) return;
+      if (length !== null && sent !== length) throw new UpstreamError('UPSTREAM_REQUEST', 'the request body is shorter than its Content-Length');
+      if (length === null) socket.write(LAST_CHUNK);
+      x.requestSent = true;
+    } catch (err) {
+      // The caller's body failed (it went away) or was not what it declared: the connection cannot go on.
+      if (x.phase !== 'done') this.fail(x, err as Error, false);
+    }
+  }
+
+  #read(conn: Conn, d: Buffer): void {
+    const x = conn.current;
+    if (x === null) {
+      // Bytes nobody asked for on an idle connection.
+      conn.dead = true;
+      conn.socket.destroy();
+      return;
+    }
+    try {
+      x.parser.execute(d);
+    } catch (err) {
+      this.fail(x, err as Error, false);
+    }
+  }
+
+  /** The connection ended or failed. */
+  #lost(conn: Conn, err: Error | null): void {
+    if (conn.dead && conn.current === null) return;
+    conn.dead = true;
+    const x = conn.current;
+    if (x === null) {
+      this.#forget(conn);
+      return;
+    }
+    if (!err) {
+      if (!x.parser.started) err = new UpstreamError('UPSTREAM_CLOSED', 'the connection closed before any answer');
+      else {
+        try {
+          x.parser.closed();
+          return;
+        } catch (e) {
+          err = e as Error;
+        }
+      }
+    }
+    // A kept connection the service closed as the request went out: sent again once on a new one
+    // when nothing of the answer came and the body can be sent again.
+    if (conn.used && !x.parser.started && !x.retried && !x.aborted && !(x.req.body != null && !(x.req.body instanceof Uint8Array))) {
+      x.retried = true;
+      conn.current = null;
+      x.conn = null;
+      this.#forget(conn);
+      x.restart();
+      this.#schedule(x);
+      return;
+    }
+    this.fail(x, err, false);
+  }
+
+  /** Told by the parser: the answer is complete. */
+  ended(x: Exchange, reusable: boolean): void {
+    if (x.phase === 'done') return;
+    x.phase = 'done';
+    const conn = x.conn!;
+    conn.current = null;
+    x.conn = null;
+    if (!reusable || conn.dead) {
+      conn.dead = true;
+      conn.socket.destroy();
+      this.#forget(conn);
+    } else {
+      conn.used = true;
+      // A connection the service keeps for less than ours is let go a second before it would close it.
+      conn.idleLimit = x.keepAliveHint === null ? this.#opts.keepAliveMs : Math.min(this.#opts.keepAliveMs, x.keepAliveHint - 1000);
+      if (x.paused) conn.socket.resume();
+      this.#release(conn);
+    }
+    x.handler.onResponseEnd?.(x, {});
+  }
+
+  /** The request failed: its connection is closed (it cannot be trusted mid-exchange) and the handler told. */
+  fail(x: Exchange, err: Error, abort: boolean): void {
+    if (x.phase === 'done') return;
+    const phase = x.phase;
+    x.phase = 'done';
+    const conn = x.conn;
+    if (conn !== null) {
+      conn.current = null;
+      x.conn = null;
+      conn.dead = true;
+      conn.socket.destroy();
+      this.#forget(conn);
+    } else if (phase === 'queued') {
+      const at = this.#queue.indexOf(x);
+      if (at >= 0) this.#queue.splice(at, 1);
+    }
+    this.#settle(x, abort ? err : toUpstreamError(err));
+  }
+
+  #settle(x: Exchange, err: Error): void {
+    x.phase = 'done';
+    x.handler.onResponseError?.(x, err);
+  }
+
+  #release(conn: Conn): void {
+    this.#busy.delete(conn);
+    const next = this.#queue.shift();
+    if (next !== undefined) {
+      this.#start(conn, next);
+      return;
+    }
+    conn.idleSince = Date.now();
+    this.#idle.push(conn);
+    this.#idleCheck();
+  }
+
+  #forget(conn: Conn): void {
+    this.#busy.delete(conn);
+    const at = this.#idle.indexOf(conn);
+    if (at >= 0) this.#idle.splice(at, 1);
+    this.#next();
+    this.#idleCheck();
+  }
+
+  /** A place freed: the first waiting request gets a new connection. */
+  #next(): void {
+    if (this.#queue.length === 0 || this.#closed) return;
+    if (this.#busy.size + this.#connecting < this.#opts.connections) this.#open(this.#queue.shift()!);
+  }
+
+  #idleCheck(): void {
+    if (this.#drained !== null && this.#busy.size === 0 && this.#connecting === 0 && this.#queue.length === 0) {
+      for (const c of this.#idle.splice(0)) c.socket.destroy();
+      this.#drained();
+      this.#drained = null;
+    }
+    if (this.#busy.size === 0 && this.#idle.length === 0 && this.#queue.length === 0 && this.#sweep !== null) {
+      clearInterval(this.#sweep);
+      this.#sweep = null;
+    }
+  }
+
+  /** Timeouts, and idle connections past their keep-alive. */
+  #check(): void {
+    const now = Date.now();
+    for (const conn of this.#busy) {
+      const x = conn.current;
+      if (x === null || x.paused || now < x.deadline) continue;
+      if (x.phase === 'waiting') this.fail(x, new UpstreamError('UPSTREAM_HEADERS_TIMEOUT', 'no answer in time'), false);
+      else if (x.phase === 'body') this.fail(x, new UpstreamError('UPSTREAM_BODY_TIMEOUT', 'the answer stopped'), false);
+    }
+    for (let i = this.#idle.length - 1; i >= 0; i--) {
+      const c = this.#idle[i]!;
+      if (now - c.idleSince >= c.idleLimit) {
+        this.#idle.splice(i, 1);
+        c.dead = true;
+        c.socket.destroy();
+      }
+    }
+    this.#idleCheck();
+  }
+
+  /** No new request; resolves once those in flight ended. */
+  close(): Promise<void> {
+    this.#closed = true;
+    return new Promise<void>((resolve) => {
+      this.#drained = resolve;
+      this.#idleCheck();
+    });
+  }
+
+  /** Cuts every connection now. */
+  async destroy(): Promise<void> {
+    this.#closed = true;
+    for (const x of this.#queue.splice(0)) this.#settle(x, new UpstreamError('UPSTREAM_CLOSED', 'the gateway is stopping'));
+    for (const conn of [...this.#busy]) {
+      const x = conn.current;
+      if (x !== null) this.fail(x, new UpstreamError('UPSTREAM_CLOSED', 'the gateway is stopping'), false);
+    }
+    for (const c of this.#idle.splice(0)) c.socket.destroy();
+    if (this.#sweep !== null) clearInterval(this.#sweep);
+    this.#sweep = null;
+    this.#drained?.();
+    this.#drained = null;
+  }
+}
+
+function drainOf(socket: Socket): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      socket.off('drain', done);
+      socket.off('close', done);
+      resolve();
+    };
+    socket.on('drain', done);
+    socket.on('close', done);
+  });
+}
+
+/** A failure keeps its system code (ECONNREFUSED …); a protocol fault says what the service did. */
+function toUpstreamError(err: Error): Error {
+  if (err instanceof ProtocolError) return new UpstreamError('UPSTREAM_PROTOCOL', `the service's answer cannot be read: ${err.message}`);
+  return err;
+}

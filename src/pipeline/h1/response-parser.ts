@@ -1,0 +1,276 @@
+/**
+ * An HTTP/1.1 answer read from an upstream connection (RFC 9112), strictly: whatever could be read
+ * two ways (a bare LF, folded or malformed header lines, two different lengths, a length and a
+ * chunked coding at once kept for the next answer) is refused or ends the connection, because a
+ * proxy that reads an answer differently from its service is how answers get smuggled. Only what a
+ * proxy relays is supported: no upgrade (101), no pipelining.
+ *
+ * Bytes come in as the socket gives them; the head is read whole (at most MAX_HEAD bytes), the
+ * body is handed on in slices of the socket's own buffers, never copied.
+ */
+
+/** A refusal of the answer: the connection cannot be trusted for another request. */
+export class ProtocolError extends Error {
+  readonly code = 'UPSTREAM_PROTOCOL';
+}
+
+export interface ParserSink {
+  /** The final answer's head (informational 1xx heads are passed over). */
+  head(status: number, headers: Record<string, string | string[]>): void;
+  data(chunk: Buffer): void;
+  /** The answer ended; `reusable`: the connection may carry another request. */
+  end(reusable: boolean): void;
+}
+
+export const MAX_HEAD = 64 * 1024;
+const MAX_CHUNK_LINE = 4096;
+const MAX_TRAILERS = 16 * 1024;
+
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** Field values: visible characters, spaces and tabs, and obs-text; never CR, LF, NUL or other controls. */
+const BAD_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/;
+const STATUS_LINE = /^HTTP\/1\.([01]) ([1-9][0-9][0-9])(?: [\t\x20-\x7e\x80-\xff]*)?$/;
+const CRLF_CRLF = Buffer.from('\r\n\r\n');
+const CRLF = Buffer.from('\r\n');
+
+type State = 'head' | 'length' | 'chunk-size' | 'chunk-data' | 'chunk-end' | 'trailers' | 'close' | 'done';
+
+export class ResponseParser {
+  #state: State = 'head';
+  /** Bytes of an unfinished head, chunk-size line or trailer section. */
+  #held: Buffer | null = null;
+  /** Body bytes still expected (length framing, or the current chunk). */
+  #left = 0;
+  #reusable = true;
+  #trailerBytes = 0;
+
+  constructor(
+    private readonly sink: ParserSink,
+    /** The request was HEAD: the answer has no body whatever its head says. */
+    private readonly headRequest: boolean,
+  ) {}
+
+  /** The answer has begun (some byte of it arrived): a failure is no longer a stale connection's. */
+  started = false;
+
+  get done(): boolean {
+    return this.#state === 'done';
+  }
+
+  /** Reads the bytes the socket gave; throws ProtocolError on an answer that cannot be read one way only. */
+  execute(input: Buffer): void {
+    if (input.length > 0) this.started = true;
+    let buf = input;
+    while (buf.length > 0) {
+      switch (this.#state) {
+        case 'head': {
+          const whole = this.#held ? Buffer.concat([this.#held, buf]) : buf;
+          // Search from just before the new bytes: the blank line may straddle two reads.
+          const from = this.#held ? Math.max(0, this.#held.length - 3) : 0;
+          const end = whole.indexOf(CRLF_CRLF, from);
+          if (end < 0) {
+            if (whole.length > MAX_HEAD) throw new ProtocolError(`its head is larger than ${MAX_HEAD} bytes`);
+            this.#held = whole;
+            return;
+          }
+          this.#held = null;
+          if (end + 4 > MAX_HEAD) throw new ProtocolError(`its head is larger than ${MAX_HEAD} bytes`);
+          this.#readHead(whole.toString('latin1', 0, end));
+          buf = whole.subarray(end + 4);
+          // An answer without a body ends with its head.
+          if (this.done) {
+            this.#finish(buf);
+            return;
+          }
+          break;
+        }
+        case 'length': {
+          const n = Math.min(this.#left, buf.length);
+          this.#left -= n;
+          const piece = buf.subarray(0, n);
+          buf = buf.subarray(n);
+          this.sink.data(piece);
+          if (this.#left === 0) this.#finish(buf);
+          if (this.done) return;
+          break;
+        }
+        case 'close':
+          this.sink.data(buf);
+          return;
+        case 'chunk-size': {
+          const line = this.#line(buf, MAX_CHUNK_LINE, 'a chunk size line');
+          if (line === null) return;
+          buf = line.rest;
+          const size = line.text.split(';', 1)[0]!.trim();
+          if (!/^[0-9a-fA-F]{1,12}$/.test(size)) throw new ProtocolError('a chunk size is not a hexadecimal number');
+          this.#left = parseInt(size, 16);
+          this.#state = this.#left === 0 ? 'trailers' : 'chunk-data';
+          break;
+        }
+        case 'chunk-data': {
+          const n = Math.min(this.#left, buf.length);
+          this.#left -= n;
+          this.sink.data(buf.subarray(0, n));
+          buf = buf.subarray(n);
+          if (this.#left === 0) this.#state = 'chunk-end';
+          break;
+        }
+        case 'chunk-end': {
+          const line = this.#line(buf, 2, 'the end of a chunk');
+          if (line === null) return;
+          if (line.text !== '') throw new ProtocolError('a chunk is longer than its size says');
+          buf = line.rest;
+          this.#state = 'chunk-size';
+          break;
+        }
+        case 'trailers': {
+          const line = this.#line(buf, MAX_TRAILERS, 'a trailer');
+          if (line === null) return;
+          buf = line.rest;
+          this.#trailerBytes += line.text.length + 2;
+          if (this.#trailerBytes > MAX_TRAILERS) throw new ProtocolError('its trailers are too large');
+          // Trailers are not relayed (a proxy that forwards them must merge them; none here does).
+          if (line.text === '') this.#finish(buf);
+          if (this.done) return;
+          break;
+        }
+        case 'done':
+          // Bytes after a complete answer, when no request asked for them: the connection is not to be trusted.
+          throw new ProtocolError('it sent bytes after its answer');
+      }
+    }
+  }
+
+  /** The connection closed: the end of a close-delimited body, or a cut answer (ProtocolError). */
+  closed(): void {
+    if (this.#state === 'close') {
+      this.#state = 'done';
+      this.sink.end(false);
+      return;
+    }
+    if (this.#state !== 'done') throw new ProtocolError(this.#state === 'head' ? 'the connection closed before the answer' : 'the connection closed in the middle of the answer');
+  }
+
+  #finish(rest: Buffer): void {
+    this.#state = 'done';
+    // Anything after the answer on a connection used for one request at a time is a fault of the service.
+    if (rest.length > 0) this.#reusable = false;
+    this.sink.end(this.#reusable);
+  }
+
+  /** One CRLF-ended line (held across reads); null when it is not complete yet. */
+  #line(buf: Buffer, max: number, what: string): { text: string; rest: Buffer } | null {
+    const whole = this.#held ? Buffer.concat([this.#held, buf]) : buf;
+    const end = whole.indexOf(CRLF);
+    if (end < 0) {
+      if (whole.length > max + 1) throw new ProtocolError(`${what} is too long`);
+      this.#held = whole;
+      return null;
+    }
+    this.#held = null;
+    if (end > max) throw new ProtocolError(`${what} is too long`);
+    const text = whole.toString('latin1', 0, end);
+    if (/[\r\n]/.test(text)) throw new ProtocolError(`${what} holds a bare CR or LF`);
+    return { text, rest: whole.subarray(end + 2) };
+  }
+
+  #readHead(text: string): void {
+    if (BARE_CR_OR_LF.test(text)) throw new ProtocolError('its head holds a bare CR or LF');
+    let eol = text.indexOf('\r\n');
+    if (eol < 0) eol = text.length;
+    const status = STATUS_LINE.exec(text.slice(0, eol));
+    if (!status) throw new ProtocolError('its status line is not HTTP/1.x');
+    const code = Number(status[2]);
+    const headers: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
+    // Read with indexOf, not split and a regular expression per line: the head of every answer passes here.
+    let at = eol + 2;
+    while (at < text.length) {
+      let end = text.indexOf('\r\n', at);
+      if (end < 0) end = text.length;
+      const colon = text.indexOf(':', at);
+      if (colon <= at || colon >= end) {
+        const first = text.charCodeAt(at);
+        throw new ProtocolError(first === 32 || first === 9 ? 'it folds a header line' : 'a header line has no name');
+      }
+      const raw = text.slice(at, colon);
+      let name = KNOWN_NAMES.get(raw);
+      if (name === undefined) {
+        if (!TOKEN.test(raw)) throw new ProtocolError('a header name is not a token');
+        name = raw.toLowerCase();
+      }
+      let from = colon + 1;
+      let to = end;
+      while (from < to && isOws(text.charCodeAt(from))) from++;
+      while (to > from && isOws(text.charCodeAt(to - 1))) to--;
+      const value = text.slice(from, to);
+      if (BAD_VALUE.test(value)) throw new ProtocolError('a header value holds a control character');
+      const prev = headers[name];
+      if (prev === undefined) headers[name] = value;
+      else if (typeof prev === 'string') headers[name] = [prev, value];
+      else prev.push(value);
+      at = end + 2;
+    }
+    if (code < 200) {
+      if (code === 101) throw new ProtocolError('it switched protocols, which the gateway does not relay');
+      // An informational answer (100, 102, 103): the final one follows.
+      return;
+    }
+    const connection = headers['connection'];
+    if (status[1] === '0' || (connection !== undefined && connection !== 'keep-alive' && hasToken(connection, 'close'))) this.#reusable = false;
+    const te = headers['transfer-encoding'];
+    const cl = headers['content-length'];
+    let length: number | null = null;
+    if (typeof cl === 'string' && LENGTH.test(cl)) {
+      length = Number(cl);
+    } else if (cl !== undefined) {
+      const values = (typeof cl === 'string' ? [cl] : cl).flatMap((v) => v.split(',')).map((v) => v.trim());
+      if (!values.every((v) => LENGTH.test(v)) || new Set(values).size !== 1) throw new ProtocolError('its Content-Length is not one number');
+      length = Number(values[0]);
+      // The client is told the length the service stated, once.
+      headers['content-length'] = values[0]!;
+    }
+    this.sink.head(code, headers);
+    if (this.headRequest || code === 204 || code === 304) {
+      this.#state = 'done';
+      return;
+    }
+    if (te !== undefined) {
+      // A length beside a coding is the classic smuggling pair: the coding wins and the connection ends with the answer.
+      if (cl !== undefined) this.#reusable = false;
+      const codings = (typeof te === 'string' ? te : te.join(',')).split(',').map((v) => v.trim().toLowerCase()).filter((v) => v !== '');
+      if (codings[codings.length - 1] === 'chunked') {
+        this.#state = 'chunk-size';
+      } else {
+        this.#reusable = false;
+        this.#state = 'close';
+      }
+      return;
+    }
+    if (length !== null) {
+      this.#left = length;
+      this.#state = length === 0 ? 'done' : 'length';
+      return;
+    }
+    this.#reusable = false;
+    this.#state = 'close';
+  }
+}
+
+const isOws = (c: number): boolean => c === 32 || c === 9;
+const LENGTH = /^[0-9]{1,15}$/;
+/** A CR not followed by LF, or an LF not preceded by CR. */
+const BARE_CR_OR_LF = /\r(?!\n)|(?<!\r)\n/;
+
+/** The spellings services use for common names, already known to be tokens: no test and no lower-casing. */
+const KNOWN_NAMES: ReadonlyMap<string, string> = new Map(
+  ['content-type', 'content-length', 'date', 'server', 'connection', 'keep-alive', 'transfer-encoding', 'etag',
+    'cache-control', 'set-cookie', 'last-modified', 'vary', 'location', 'expires', 'accept-ranges', 'content-encoding',
+    'x-powered-by', 'access-control-allow-origin', 'strict-transport-security', 'x-content-type-options', 'x-request-id']
+    .flatMap((n) => [n, n.replace(/(^|-)([a-z])/g, (_m, d: string, c: string) => d + c.toUpperCase())].map((spelling) => [spelling, n] as const)),
+);
+
+function hasToken(value: string | string[] | undefined, token: string): boolean {
+  if (value === undefined) return false;
+  const all = typeof value === 'string' ? value : value.join(',');
+  return all.split(',').some((v) => v.trim().toLowerCase() === token);
+}

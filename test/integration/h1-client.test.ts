@@ -1,0 +1,169 @@
+/**
+ * The data plane's HTTP/1.1 client against real sockets: connections kept and reused, a kept
+ * connection the service closed as the request went out sent again once, what cannot be written
+ * refused before a byte leaves, timeouts, and a cut answer.
+ */
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import type { Dispatcher } from 'undici';
+import { H1Pool, type H1Request } from '../../src/pipeline/h1/client.ts';
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  error: (Error & { code?: string }) | null;
+}
+
+function call(pool: H1Pool, req: Partial<H1Request> & { path: string }): Promise<Answer> {
+  return new Promise((resolve) => {
+    const got: Answer = { status: 0, headers: {}, body: '', error: null };
+    const handler: Dispatcher.DispatchHandler = {
+      onResponseStart: (_c, status, headers) => { got.status = status; got.headers = headers as Answer['headers']; },
+      onResponseData: (_c, chunk) => { got.body += chunk.toString(); },
+      onResponseEnd: () => resolve(got),
+      onResponseError: (_c, err) => { got.error = err; resolve(got); },
+    };
+    pool.dispatch({ method: 'GET', headers: {}, body: null, headersTimeout: 5_000, bodyTimeout: 5_000, ...req }, handler);
+  });
+}
+
+/** A raw TCP service: `onRequest` gets each request's head and its socket. */
+async function rawService(onRequest: (head: string, socket: Socket, n: number) => void): Promise<{ server: Server; origin: string; connections: () => number; heads: string[] }> {
+  let connections = 0;
+  const heads: string[] = [];
+  const server = createServer((socket) => {
+    connections++;
+    let held = '';
+    socket.on('data', (d) => {
+      held += d.toString('latin1');
+      let end: number;
+      while ((end = held.indexOf('\r\n\r\n')) >= 0) {
+        const head = held.slice(0, end);
+        const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
+        if (held.length < end + 4 + length) return;
+        held = held.slice(end + 4 + length);
+        heads.push(head);
+        onRequest(head, socket, heads.length);
+      }
+    });
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, connections: () => connections, heads };
+}
+
+const servers: Server[] = [];
+after(() => { for (const s of servers) s.close(); });
+
+test('connections are kept and reused; the head carries the origin\'s Host and the body\'s own length', async () => {
+  const svc = await rawService((_head, socket) => socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok'));
+  servers.push(svc.server);
+  const pool = new H1Pool(svc.origin, { connections: 4, keepAliveMs: 30_000 });
+  for (let i = 0; i < 5; i++) assert.equal((await call(pool, { path: `/n${i}` })).body, 'ok');
+  assert.equal(svc.connections(), 1, 'one connection for requests one after the other');
+  const posted = await call(pool, { method: 'POST', path: '/p', headers: { 'content-length': '999', 'x-a': 'b' }, body: Buffer.from('hello') });
+  assert.equal(posted.status, 200);
+  const head = svc.heads.at(-1)!;
+  assert.match(head, /^POST \/p HTTP\/1\.1\r\nhost: 127\.0\.0\.1:\d+\r\nx-a: b\r\ncontent-length: 5$/, 'the declared length is the body\'s, not the caller\'s');
+  assert.match(svc.heads[0]!, /^GET \/n0 HTTP\/1\.1\r\nhost: 127\.0\.0\.1:\d+$/);
+  await pool.close();
+});
+
+test('a kept connection the service closes as the request goes out: sent again once on a new one', async () => {
+  const svc = await rawService((_head, socket, n) => {
+    // The second request finds its connection closed by the service, nothing answered.
+    if (n === 2) socket.destroy();
+    else socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok');
+  });
+  servers.push(svc.server);
+  const pool = new H1Pool(svc.origin, { connections: 4, keepAliveMs: 30_000 });
+  assert.equal((await call(pool, { path: '/1' })).body, 'ok');
+  const again = await call(pool, { path: '/2' });
+  assert.equal(again.error, null);
+  assert.equal(again.body, 'ok');
+  assert.equal(svc.heads.length, 3, 'the request reached the service twice');
+  assert.equal(svc.connections(), 2);
+  await pool.close();
+});
+
+test('a fresh connection closed without an answer is a failure, not a retry', async () => {
+  const svc = await rawService((_head, socket) => socket.destroy());
+  servers.push(svc.server);
+  const pool = new H1Pool(svc.origin, { connections: 4, keepAliveMs: 30_000 });
+  const got = await call(pool, { path: '/x' });
+  assert.ok(got.error);
+  assert.match(String(got.error.code), /UPSTREAM_CLOSED|ECONNRESET/);
+  assert.equal(svc.heads.length, 1);
+  await pool.close();
+});
+
+test('a header value or a path that would split the request is refused before a byte leaves', async () => {
+  const svc = await rawService((_head, socket) => socket.write('HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n'));
+  servers.push(svc.server);
+  const pool = new H1Pool(svc.origin, { connections: 4, keepAliveMs: 30_000 });
+  const refused: Array<Partial<H1Request> & { path: string }> = [
+    { path: '/a', headers: { 'x-name': 'bob\r\nx-gateway-user: root' } },
+    { path: '/a', headers: { 'x bad': 'v' } },
+    { path: '/a', headers: { 'x-wide': 'caf\u0113' } },
+    { path: '/a HTTP/1.1\r\nx: y' },
+    { path: '/a\u0100' },
+  ];
+  for (const req of refused) {
+    const got = await call(pool, req);
+    assert.equal(got.error?.code, 'UPSTREAM_REQUEST', JSON.stringify(req));
+  }
+  assert.equal(svc.heads.length, 0, 'nothing reached the service');
+  assert.equal((await call(pool, { path: '/fine', headers: { 'x-latin': 'caf\u00e9' } })).status, 200);
+  await pool.close();
+});
+
+test('no head in time, an answer that stops, an answer cut short: each a failure with its code', async () => {
+  const svc = await rawService((head, socket) => {
+    if (head.startsWith('GET /silent')) return;
+    if (head.startsWith('GET /stops')) socket.write('HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc');
+    if (head.startsWith('GET /cut')) socket.end('HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc');
+  });
+  servers.push(svc.server);
+  const pool = new H1Pool(svc.origin, { connections: 4, keepAliveMs: 30_000 });
+  const [silent, stops, cut] = await Promise.all([
+    call(pool, { path: '/silent', headersTimeout: 300 }),
+    call(pool, { path: '/stops', bodyTimeout: 300 }),
+    call(pool, { path: '/cut' }),
+  ]);
+  assert.equal(silent.error?.code, 'UPSTREAM_HEADERS_TIMEOUT');
+  assert.equal(stops.error?.code, 'UPSTREAM_BODY_TIMEOUT');
+  assert.equal(stops.status, 200, 'the head had come');
+  assert.equal(cut.error?.code, 'UPSTREAM_PROTOCOL');
+  await pool.destroy();
+});
+
+test('a streamed body goes chunked without a length, under its length with one, and the service reads it whole', async () => {
+  // What arrives, as it arrives (rawService frames by Content-Length only).
+  const seen: string[] = [];
+  const raw = createServer((socket) => {
+    let all = '';
+    socket.on('data', (d) => {
+      all += d.toString('latin1');
+      if (all.endsWith('0\r\n\r\n') || /content-length: 6\r\n\r\nab\+cd!$/.test(all)) {
+        seen.push(all);
+        socket.write('HTTP/1.1 204 No Content\r\n\r\n');
+        all = '';
+      }
+    });
+  });
+  servers.push(raw);
+  await new Promise<void>((r) => raw.listen(0, '127.0.0.1', () => r()));
+  const pool = new H1Pool(`http://127.0.0.1:${(raw.address() as AddressInfo).port}`, { connections: 1, keepAliveMs: 30_000 });
+  async function* pieces() { yield Buffer.from('ab'); yield Buffer.from('+cd!'); }
+  assert.equal((await call(pool, { method: 'POST', path: '/s', body: pieces() })).status, 204);
+  assert.match(seen[0]!, /transfer-encoding: chunked\r\n\r\n2\r\nab\r\n4\r\n\+cd!\r\n0\r\n\r\n$/);
+  assert.equal((await call(pool, { method: 'POST', path: '/s', headers: { 'content-length': '6' }, body: pieces() })).status, 204);
+  assert.match(seen[1]!, /content-length: 6\r\n\r\nab\+cd!$/);
+  const short = await call(pool, { method: 'POST', path: '/s', headers: { 'content-length': '9' }, body: pieces() });
+  assert.equal(short.error?.code, 'UPSTREAM_REQUEST', 'a body shorter than it said never passes for whole');
+  assert.equal(seen.length, 2, 'the service never saw the short one end');
+  await pool.destroy();
+});
