@@ -71,18 +71,23 @@ export function CertificateTable(props: { certificates: readonly Certificate[]; 
   const place = async (cert: Certificate, planes: readonly Plane[], replace: boolean) => {
     setClash(null);
     setAsking((a) => ({ ...a, [cert.id]: planes }));
-    try {
-      await api('PUT', `/api/certificates/${cert.id}/placement`, { planes, replace });
-      setError(null);
-    } catch (err) {
-      if (err instanceof ApiError && err.code === 'tls.name-taken') setClash({ cert, planes, detail: err.detail });
-      else setError(err);
-    }
-    await props.refresh();
-    setAsking((a) => {
+    const settled = () => setAsking((a) => {
       const { [cert.id]: _done, ...rest } = a;
       return rest;
     });
+    try {
+      await api('PUT', `/api/certificates/${cert.id}/placement`, { planes, replace });
+      setError(null);
+      // Placed: the ticks stay as asked until the list read again shows them.
+      await props.refresh();
+      settled();
+    } catch (err) {
+      // Refused: the ticks return to what the gateway holds in the same moment the sentence shows.
+      settled();
+      if (err instanceof ApiError && err.code === 'tls.name-taken') setClash({ cert, planes, detail: err.detail });
+      else setError(err);
+      await props.refresh();
+    }
   };
 
   if (props.certificates.length === 0) {
