@@ -23,6 +23,11 @@ test('meerkat start serves /readyz on all three planes; SIGTERM drains a request
       const r = await call(`${gw.urls[plane]}/readyz`);
       assert.equal(r.status, 200, `${plane}: ${r.text}`);
     }
+    // The console, as an operator opens it after `npm start`: the page, not console.not-built.
+    const page = await call(`${gw.urls.control}/scheduler`);
+    assert.equal(page.status, 200, page.text);
+    assert.match(String(page.headers['content-type']), /^text\/html/);
+    assert.match(page.text, /<script type="module" [^>]*src="\/assets\//);
     // First start without GATEWAY_ROOT_PASSWORD: a generated password is printed once, and works.
     const m = /password:\n\n {4}(\S+)\n/.exec(gw.stderr());
     assert.ok(m, 'the generated root password is printed to standard error');

@@ -16,8 +16,11 @@ import { GatewayError } from '../../http/errors.ts';
 import type { Exchange, OutgoingHeaders } from '../../http/exchange.ts';
 import { CONSOLE_PAGES } from './console-pages.ts';
 
-/** Where `npm run build` writes the console, seen from this module compiled or from source. */
-export const CONSOLE_DIR = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '../../../dist/console/' : '../../console/', import.meta.url));
+/**
+ * Where `npm run build` writes the console (`dist/console`), seen from this module: from source
+ * (src/planes/control/) and compiled (dist/src/planes/control/) alike, it is three folders up.
+ */
+export const CONSOLE_DIR = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '../../../dist/console/' : '../../../console/', import.meta.url));
 
 export const CONSOLE_CSP = [
   "default-src 'none'",
