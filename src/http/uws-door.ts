@@ -352,7 +352,11 @@ export function openUwsDoor(opts: DoorOptions): Door {
             ex.responded = true;
             finish();
           }, headOut);
-          ex.onAbort(() => stated!.abandon());
+          const body = stated;
+          ex.onAbort(() => body.abandon());
+          queueMicrotask(() => {
+            if (pendingHead !== null && alive()) body.open();
+          });
         }
         pendingHead = () => {
           res.writeStatus(statusLine(status));
@@ -360,12 +364,6 @@ export function openUwsDoor(opts: DoorOptions): Door {
           const extra = closeHeader();
           if (extra) writeHeaders(res, extra);
         };
-        if (stated) {
-          const body = stated;
-          queueMicrotask(() => {
-            if (pendingHead !== null && alive()) body.open();
-          });
-        }
       },
       write(chunk) {
         if (ex.aborted || ex.responded) return true;

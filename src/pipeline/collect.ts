@@ -86,7 +86,7 @@ export function collect(call: UpstreamCall, o: CollectOptions): Promise<Collecte
         reject(failure(err, call));
       },
     };
-    call.pool.dispatch({
+    call.pools.get(call.origin).dispatch({
       path: call.path,
       method: call.method as Dispatcher.HttpMethod,
       headers: call.headers,

@@ -149,8 +149,8 @@ export function pass(view: ConfigView, pools: UpstreamPools, req: PassRequest, n
     route,
     identity,
     upstream: {
-      pool: pools.get(origin),
       client: pools.client(origin),
+      pools,
       health: pools.health,
       origin,
       method: req.method,

@@ -107,10 +107,10 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
 }
 
 export interface UpstreamCall {
-  /** undici's pool for the origin: scheduled calls (collect.ts). */
-  readonly pool: Pool;
-  /** The data plane's relay. */
+  /** The data plane's relay for the origin. */
   readonly client: RelayClient;
+  /** Where a scheduled call takes undici's pool for the origin (collect.ts), made only when one does. */
+  readonly pools: UpstreamPools;
   readonly health: UpstreamHealth;
   /** The upstream's origin, for sentences. */
   readonly origin: string;

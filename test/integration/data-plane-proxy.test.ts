@@ -6,6 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
@@ -421,6 +422,39 @@ test('an upstream that cannot be reached is a 502 with a sentence', async () => 
   assert.equal(post.status, 502);
   assert.equal(post.json.code, 'upstream.unreachable');
   assert.equal((await call(`${d}/orders/after-502`)).status, 200, 'the gateway keeps serving');
+});
+
+/** Answers a service could send that read two ways: each must be refused, never relayed. */
+const AMBIGUOUS: Record<string, string> = {
+  'two-lengths': 'HTTP/1.1 200 OK\r\ncontent-length: 5\r\ncontent-length: 50\r\n\r\nhello',
+  'bare-lf': 'HTTP/1.1 200 OK\nx-smuggled: yes\r\ncontent-length: 2\r\n\r\nok',
+  'folded': 'HTTP/1.1 200 OK\r\nx-a: 1\r\n x-b: 2\r\ncontent-length: 2\r\n\r\nok',
+  'switch': 'HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: upgrade\r\n\r\n',
+};
+
+test('an answer that could be read two ways is a 502 with the fault named, never relayed', async () => {
+  const server = createNetServer((socket) => {
+    socket.once('data', (d) => {
+      const name = /^GET \/broken\/([a-z-]+)/.exec(d.toString('latin1'))?.[1] ?? '';
+      socket.end(AMBIGUOUS[name] ?? 'HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n');
+    });
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  try {
+    await put('/api/routes/broken', { upstream: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, paths: ['/broken'], rule: null });
+    for (const [name, why] of [['two-lengths', /Content-Length is not one number/], ['bare-lf', /bare CR or LF/], ['folded', /folds a header line/], ['switch', /switched protocols/]] as const) {
+      const a = await call(`${d}/broken/${name}`);
+      assert.equal(a.status, 502, `${name}: ${a.text}`);
+      assert.match(String(a.headers['content-type']), /^application\/problem\+json/);
+      assert.equal(a.json.code, 'upstream.failed', name);
+      assert.match(a.json.detail, why, name);
+      assert.equal(a.headers['x-smuggled'], undefined);
+    }
+    assert.equal((await call(`${d}/orders/after-broken`)).status, 200, 'the gateway keeps serving');
+  } finally {
+    server.close();
+  }
 });
 
 test('an upstream that never answers is a 504 after the route\'s timeout', async () => {

@@ -98,6 +98,7 @@ test('answers that could be read two ways are refused', () => {
   refused('HTTP/1.1 200 OK\nx: y\r\n\r\n', /bare CR or LF/);
   refused('HTTP/1.1 200 OK\r\nx: y\rz\r\n\r\n', /bare CR or LF/);
   refused('HTTP/1.1 200 OK\r\nx: y\r\n folded\r\n\r\n', /folds/);
+  refused('HTTP/1.1 200 OK\r\nx: y\r\n\tx-b: 2\r\n\r\n', /folds/);
   refused('HTTP/1.1 200 OK\r\nbad name: y\r\n\r\n', /not a token/);
   refused('HTTP/1.1 200 OK\r\nx : y\r\n\r\n', /not a token/);
   refused('HTTP/1.1 200 OK\r\nx: a\x00b\r\n\r\n', /control character/);

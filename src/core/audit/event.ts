@@ -2,6 +2,9 @@
  * The audit event (CONTRACT.md "Audit", spec 1.3 and 2.6): one line of the append-only trail.
  * The recorder hands an `AuditInput`; the store adds the `id` (rising, so newest first is id
  * order and a cursor is an id) and the `node` that wrote it.
+ *
+ * The console reads the same types (console/src/screens/audit/model.ts): this module imports
+ * nothing, so the browser build can take it as it is.
  */
 
 /** The three halves a line belongs to: control-plane changes, accounts' security, audited calls. */

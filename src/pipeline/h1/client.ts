@@ -93,6 +93,10 @@ type Phase = 'queued' | 'connecting' | 'waiting' | 'body' | 'done';
 
 class Exchange implements Dispatcher.DispatchController {
   phase: Phase = 'queued';
+  /** The request's head, made and checked once at dispatch (a second attempt sends the same). */
+  head = '';
+  /** A streamed body's declared length; null: it goes in chunks (or the body is not streamed). */
+  streamLength: number | null = null;
   conn: Conn | null = null;
   parser: ResponseParser;
   /** Epoch ms: the answer's head is due by then (phase waiting), or its next piece (phase body). */
@@ -127,7 +131,7 @@ class Exchange implements Dispatcher.DispatchController {
       end(reusable) {
         x.pool.ended(x, reusable && x.requestSent);
       },
-    }, req_isHead(this.req));
+    }, this.req.method === 'HEAD');
   }
 
   /** A fresh parser for a second attempt. */
@@ -158,10 +162,6 @@ class Exchange implements Dispatcher.DispatchController {
   }
 }
 
-function req_isHead(req: H1Request): boolean {
-  return req.method === 'HEAD';
-}
-
 export class H1Pool {
   readonly #host: string;
   readonly #port: number;
@@ -189,6 +189,13 @@ export class H1Pool {
     const x = new Exchange(this, req, handler);
     if (this.#closed) {
       this.#settle(x, new UpstreamError('UPSTREAM_CLOSED', 'the connection pool is closed'));
+      return false;
+    }
+    // Refused before any connection is taken: nothing was written, the connection stays good.
+    try {
+      this.#head(x);
+    } catch (err) {
+      this.#settle(x, err as Error);
       return false;
     }
     handler.onRequestStart?.(x, {});
@@ -267,13 +274,7 @@ export class H1Pool {
     if (x.paused) conn.socket.pause();
     else conn.socket.resume();
     this.#sweep ??= setInterval(() => this.#check(), SWEEP_MS).unref();
-    let head: string;
-    try {
-      head = this.#head(x.req);
-    } catch (err) {
-      this.fail(x, err as Error, false);
-      return;
-    }
+    const head = x.head;
     const body = x.req.body;
     const socket = conn.socket;
     if (body == null) {
@@ -295,8 +296,9 @@ export class H1Pool {
     }
   }
 
-  /** The request's head, each name and value checked where it is written. */
-  #head(req: H1Request): string {
+  /** Makes the request's head (`x.head`, `x.streamLength`), each name and value checked where it is written. */
+  #head(x: Exchange): void {
+    const req = x.req;
     if (!TOKEN.test(req.method)) throw new UpstreamError('UPSTREAM_REQUEST', `the method ${JSON.stringify(req.method)} is not a token`);
     if (!req.path.startsWith('/') || BAD_PATH.test(req.path)) throw new UpstreamError('UPSTREAM_REQUEST', 'the path holds a space or a control character');
     let head = `${req.method} ${req.path} HTTP/1.1\r\nhost: ${this.#authority}\r\n`;
@@ -319,15 +321,15 @@ export class H1Pool {
       head += `content-length: ${body.byteLength}\r\n`;
     } else if (declared !== undefined && /^[0-9]{1,15}$/.test(declared)) {
       head += `content-length: ${declared}\r\n`;
+      x.streamLength = Number(declared);
     } else {
       head += 'transfer-encoding: chunked\r\n';
     }
-    return `${head}\r\n`;
+    x.head = `${head}\r\n`;
   }
 
   async #stream(conn: Conn, x: Exchange, body: AsyncIterable<Uint8Array>): Promise<void> {
-    const declared = x.req.headers['content-length'];
-    const length = declared !== undefined && /^[0-9]{1,15}$/.test(declared) ? Number(declared) : null;
+    const length = x.streamLength;
     const socket = conn.socket;
     let sent = 0;
     try {

@@ -187,11 +187,9 @@ export class ResponseParser {
     while (at < text.length) {
       let end = text.indexOf('\r\n', at);
       if (end < 0) end = text.length;
+      if (isOws(text.charCodeAt(at))) throw new ProtocolError('it folds a header line');
       const colon = text.indexOf(':', at);
-      if (colon <= at || colon >= end) {
-        const first = text.charCodeAt(at);
-        throw new ProtocolError(first === 32 || first === 9 ? 'it folds a header line' : 'a header line has no name');
-      }
+      if (colon <= at || colon >= end) throw new ProtocolError('a header line has no name');
       const raw = text.slice(at, colon);
       let name = KNOWN_NAMES.get(raw);
       if (name === undefined) {

@@ -5,26 +5,9 @@
  */
 import { query } from '../../api.ts';
 
-export interface AuditChange {
-  readonly field: string;
-  readonly from: unknown;
-  readonly to: unknown;
-}
-
-export interface AuditEvent {
-  readonly id: string;
-  /** Epoch seconds. */
-  readonly when: number;
-  readonly part: 'changes' | 'security' | 'operations';
-  readonly action: string;
-  readonly actor: { readonly account: string; readonly token?: string } | null;
-  readonly target: { readonly kind: string; readonly id?: string; readonly name?: string };
-  readonly organisation?: string;
-  readonly changes?: readonly AuditChange[];
-  readonly detail?: string;
-  readonly address?: string;
-  readonly node: string;
-}
+// The event's shape is the gateway's own (a module without imports): the screen reads what the API writes.
+import type { AuditEvent } from '../../../../src/core/audit/event.ts';
+export type { AuditChange, AuditEvent } from '../../../../src/core/audit/event.ts';
 
 export interface AuditPage {
   readonly events: AuditEvent[];
