@@ -23,7 +23,7 @@ function taskModule(relative: string): { filename: string; workerData?: { module
 export function createTaskPool(log: Logger, maxThreads = 2): TaskPool {
   const pool = new Piscina({
     ...taskModule('./tasks/password.ts'),
-    execArgv: [...WORKER_EXEC_ARGV],
+    execArgv: WORKER_EXEC_ARGV && [...WORKER_EXEC_ARGV],
     minThreads: 0,
     maxThreads,
     idleTimeout: 30_000,

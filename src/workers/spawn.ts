@@ -7,7 +7,7 @@ import { Worker, type WorkerOptions } from 'node:worker_threads';
  * bootstrap registers tsx inside the worker first.
  */
 export function spawnWorker(module: URL, options: WorkerOptions): Worker {
-  const execArgv = [...WORKER_EXEC_ARGV];
+  const execArgv = WORKER_EXEC_ARGV && [...WORKER_EXEC_ARGV];
   if (!module.pathname.endsWith('.ts')) return new Worker(module, { execArgv, ...options });
   const tsx = import.meta.resolve('tsx/esm/api');
   const source = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(module.href)}); });`;
@@ -30,8 +30,17 @@ function withoutTsx(argv: readonly string[]): string[] {
   return out;
 }
 
-/** The flags every worker starts with: the process's own, tsx left out (they do not change while it runs). */
-export const WORKER_EXEC_ARGV: readonly string[] = withoutTsx(process.execArgv);
+/**
+ * The flags every worker starts with: the process's own, tsx left out (they do not change while
+ * it runs). Undefined when there is nothing to leave out: a worker then inherits the process's
+ * flags the way Node does it, which skips the V8 ones (`--max-old-space-size`, `--expose-gc`…)
+ * that apply to the whole process and that a worker refuses when they are passed to it (it would
+ * not start).
+ */
+export const WORKER_EXEC_ARGV: readonly string[] | undefined = (() => {
+  const kept = withoutTsx(process.execArgv);
+  return kept.length === process.execArgv.length ? undefined : kept;
+})();
 
 const PACKAGE_ROOT = new URL('../../', import.meta.url).href;
 

@@ -42,6 +42,8 @@ export interface ProcessOptions {
    * agent that stalled. Standard error is always read (the doors are found there).
    */
   readonly readStdout?: boolean;
+  /** Node flags before the gateway's script (`--max-old-space-size=…`, as an operator may start it). */
+  readonly nodeArgs?: readonly string[];
 }
 
 /** The door a `listening` line names: the startup JSON format, or an object written for a log agent. */
@@ -61,7 +63,7 @@ function listeningDoor(line: string): { plane: string; address: string } | null 
  * long because CI runs two test files at once on two cores and a boot compiles its workers.
  */
 export function startProcess(env: Record<string, string>, timeoutMs = 120_000, opts: ProcessOptions = {}): Promise<GatewayProcess> {
-  const child = spawn(process.execPath, [...COMMAND, 'start'], {
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...COMMAND, 'start'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', GATEWAY_LOG_FORMAT: 'json', ...env },
   });

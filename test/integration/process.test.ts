@@ -113,6 +113,20 @@ test('a typo in GATEWAY_LOG_LEVEL starts at info with a warning', async () => {
   }
 });
 
+test('node flags of the whole process (heap size, gc) do not stop the actors\' workers from starting', async () => {
+  const db = await createTestDatabase();
+  try {
+    // Passed to a worker explicitly, a V8 flag is refused and the worker never starts.
+    const gw = await startProcess(loopbackEnv(dbEnv(db)), 120_000, { nodeArgs: ['--max-old-space-size=1024', '--expose-gc'] });
+    const ready = await fetch(`${gw.urls.data}/readyz`);
+    assert.equal(ready.status, 200);
+    gw.child.kill('SIGTERM');
+    assert.equal(await gw.exited, 0);
+  } finally {
+    await db.drop();
+  }
+});
+
 test('a port already taken: the gateway says which plane and address, and exits 1', async () => {
   const db = await createTestDatabase();
   const db2 = await createTestDatabase();

@@ -12,17 +12,24 @@ const OUTCOME_CODE: Readonly<Record<Outcome, number>> = { ok: 0, refused: 1, rej
 
 /** The main thread's side: samples gathered until `take`. */
 export class SampleBuffer {
-  #ids = new Map<string, number>();
+  /**
+   * Key index by route, then method, then path: three lookups of strings the request already
+   * holds, where one key made of the three would be a new string to build and hash each time.
+   * A null route or path is its own entry, never the empty string's.
+   */
+  #ids = new Map<string | null, Map<string, Map<string | null, number>>>();
   #keys: Array<readonly [string | null, string, string | null]> = [];
   #numbers: number[] = [];
 
   add(input: MetricsInput): void {
-    // A null route or path is not the empty string: each gets a mark no real value has.
-    const key = `${input.route ?? '\u0001'}\u0000${input.method}\u0000${input.path ?? '\u0001'}`;
-    let id = this.#ids.get(key);
+    let methods = this.#ids.get(input.route);
+    if (methods === undefined) this.#ids.set(input.route, (methods = new Map()));
+    let paths = methods.get(input.method);
+    if (paths === undefined) methods.set(input.method, (paths = new Map()));
+    let id = paths.get(input.path);
     if (id === undefined) {
       id = this.#keys.length;
-      this.#ids.set(key, id);
+      paths.set(input.path, id);
       this.#keys.push([input.route, input.method, input.path]);
     }
     this.#numbers.push(id, OUTCOME_CODE[input.outcome], input.us, input.at);

@@ -1,7 +1,12 @@
 /**
- * What one 5-second interval holds: counts, the sum of durations and a latency histogram, for
- * the node, each route and each endpoint of a route. Histograms come from a pool and go back to
- * it when the slot is reused, so a ring of slots allocates nothing in steady state.
+ * What one 5-second interval holds: counts and the sum of durations for the node, each route and
+ * each endpoint of a route, and latency histograms. An exchange is recorded in one histogram only,
+ * the narrowest that holds it (its endpoint's; its route's own when it has no endpoint; the node's
+ * own when no route took it): a route's histogram is its own and its endpoints' merged when read,
+ * the node's all of them. Recording is per exchange and reading every few seconds, so one record
+ * instead of three is what the data plane's core is spared (bench/observe). Histograms come from
+ * a pool and go back to it when the slot is reused, so a ring of slots allocates nothing in steady
+ * state.
  */
 import { type Histogram, type HistogramPool, recordUs } from './histogram.ts';
 
@@ -10,13 +15,22 @@ export class Tally {
   failed = 0;
   /** Sum of durations, µs. */
   us = 0;
-  /** Taken on the first record: most endpoints are idle most intervals. */
+  /**
+   * The exchanges recorded here and in no narrower tally (see the header). Taken on the first
+   * record: most endpoints are idle most intervals.
+   */
   hist: Histogram | null = null;
 
-  add(failed: boolean, us: number, pool: HistogramPool): void {
+  /** Counts an exchange that a narrower tally's histogram holds. */
+  count(failed: boolean, us: number): void {
     this.requests++;
     if (failed) this.failed++;
     this.us += us;
+  }
+
+  /** Counts an exchange and records it in this tally's own histogram. */
+  add(failed: boolean, us: number, pool: HistogramPool): void {
+    this.count(failed, us);
     recordUs((this.hist ??= pool.take()), us);
   }
 
@@ -69,12 +83,18 @@ export class IntervalSlot extends Tally {
   }
 
   record(route: string | null, template: string | null, deduced: boolean, failed: boolean, us: number, pool: HistogramPool): void {
-    this.add(failed, us, pool);
-    if (route === null) return;
+    if (route === null) {
+      this.add(failed, us, pool);
+      return;
+    }
+    this.count(failed, us);
     let r = this.routes.get(route);
     if (r === undefined) this.routes.set(route, (r = new RouteTally()));
-    r.add(failed, us, pool);
-    if (template === null) return;
+    if (template === null) {
+      r.add(failed, us, pool);
+      return;
+    }
+    r.count(failed, us);
     let e = r.endpoints.get(template);
     if (e === undefined) r.endpoints.set(template, (e = new EndpointTally(deduced)));
     e.add(failed, us, pool);
@@ -108,13 +128,27 @@ export class Gathered {
     this.requests += t.requests;
     this.failed += t.failed;
     this.us += t.us;
+    this.histogramsOf(t);
+  }
+
+  /** A tally's own histogram, for one merged with it. */
+  histogramsOf(t: Tally): void {
     if (t.hist !== null) this.parts.push(t.hist);
+  }
+
+  /** A route's own histogram and its endpoints'. */
+  routeHistograms(r: RouteTally): void {
+    this.histogramsOf(r);
+    for (const e of r.endpoints.values()) this.histogramsOf(e);
   }
 }
 
 export function gatherNode(slots: readonly IntervalSlot[]): Gathered {
   const g = new Gathered();
-  for (const s of slots) g.add(s);
+  for (const s of slots) {
+    g.add(s);
+    for (const r of s.routes.values()) g.routeHistograms(r);
+  }
   return g;
 }
 
@@ -125,6 +159,7 @@ export function gatherRoutes(slots: readonly IntervalSlot[]): Map<string, Gather
       let g = out.get(route);
       if (g === undefined) out.set(route, (g = new Gathered()));
       g.add(t);
+      for (const e of t.endpoints.values()) g.histogramsOf(e);
     }
   }
   return out;
