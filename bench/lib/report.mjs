@@ -9,6 +9,32 @@ export const median = (xs) => {
   const m = a.length >> 1;
   return a.length % 2 ? a[m] : (a[m - 1] + a[m]) / 2;
 };
+/**
+ * A bootstrap interval of the median of `xs` (each round's own ratio): resampled `reps` times with
+ * a fixed seed, so the same rounds always give the same interval. [NaN, NaN] under three values.
+ */
+export function medianInterval(xs, level = 0.9, reps = 4000) {
+  const a = xs.filter(Number.isFinite);
+  if (a.length < 3) return [NaN, NaN];
+  let seed = 0x9e3779b9;
+  const rand = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  const meds = [];
+  for (let i = 0; i < reps; i++) meds.push(median(a.map(() => a[Math.floor(rand() * a.length)])));
+  meds.sort((x, y) => x - y);
+  return [meds[Math.floor(((1 - level) / 2) * reps)], meds[Math.ceil(((1 + level) / 2) * reps) - 1]];
+}
+
+/**
+ * Whether a ratio bar holds, said with the rounds' spread: HOLDS or DOES NOT HOLD only when the
+ * whole interval of the median round ratio is on one side of the bar, CANNOT TELL when the noise
+ * between rounds is larger than the distance to the bar.
+ */
+export function barVerdict(roundRatios, bar) {
+  const [lo, hi] = medianInterval(roundRatios);
+  const word = !Number.isFinite(lo) ? 'CANNOT TELL (fewer than 3 rounds)' : lo >= bar ? 'HOLDS' : hi < bar ? 'DOES NOT HOLD' : 'CANNOT TELL at this noise';
+  return { lo, hi, word, holds: Number.isFinite(lo) && lo >= bar };
+}
+
 /** Columns aligned: the first to the left, the others to the right. */
 export function table(header, rows) {
   const w = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
