@@ -149,7 +149,6 @@ export function pass(view: ConfigView, pools: UpstreamPools, req: PassRequest, n
     route,
     identity,
     upstream: {
-      client: pools.client(origin),
       pools,
       health: pools.health,
       origin,

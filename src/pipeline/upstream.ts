@@ -20,6 +20,9 @@ import { H1Pool, type H1Request } from './h1/client.ts';
 const COLLECT_LIMIT = 64 * 1024;
 /** Request bodies up to this size are read whole before the call; larger ones stream. */
 const SMALL_BODY = 64 * 1024;
+/** Connections per origin at most, and how long an idle one is kept: the same for both clients. */
+const CONNECTIONS = 128;
+const KEEP_ALIVE_MS = 30_000;
 
 /** What relays a data-plane request: an H1Pool, or an undici Pool for an HTTPS origin. */
 export interface RelayClient {
@@ -43,7 +46,7 @@ export class UpstreamPools {
     let pool = this.#pools.get(origin);
     if (!pool) {
       const tls = origin.startsWith('https:') ? { connect: { secureContext: this.#trust ??= trustContext(this.#authorities) } } : {};
-      pool = new Pool(origin, { connections: 128, keepAliveTimeout: 30_000, pipelining: 1, ...tls });
+      pool = new Pool(origin, { connections: CONNECTIONS, keepAliveTimeout: KEEP_ALIVE_MS, pipelining: 1, ...tls });
       this.#pools.set(origin, pool);
     }
     return pool;
@@ -53,8 +56,9 @@ export class UpstreamPools {
   client(origin: string): RelayClient {
     let client = this.#clients.get(origin);
     if (client) return client;
+    // undici's Pool takes the same dispatch options and handler (H1Request is a part of them).
     if (origin.startsWith('https:')) return this.get(origin) as unknown as RelayClient;
-    client = new H1Pool(origin, { connections: 128, keepAliveMs: 30_000 });
+    client = new H1Pool(origin, { connections: CONNECTIONS, keepAliveMs: KEEP_ALIVE_MS });
     this.#clients.set(origin, client);
     return client;
   }
@@ -107,9 +111,10 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
 }
 
 export interface UpstreamCall {
-  /** The data plane's relay for the origin. */
-  readonly client: RelayClient;
-  /** Where a scheduled call takes undici's pool for the origin (collect.ts), made only when one does. */
+  /**
+   * The clients of every origin: the relay takes `client(origin)`, a scheduled call `get(origin)`
+   * (collect.ts), each made only when a call of its kind goes to the origin.
+   */
   readonly pools: UpstreamPools;
   readonly health: UpstreamHealth;
   /** The upstream's origin, for sentences. */
@@ -270,7 +275,7 @@ export async function relay(ex: Exchange, call: UpstreamCall, record?: RequestRe
       },
     };
 
-    call.client.dispatch({
+    call.pools.client(call.origin).dispatch({
       path: call.path,
       method: call.method,
       headers: call.headers,

@@ -10,6 +10,7 @@
  * ```
  */
 import { GatewayError, invalidField } from '../../http/errors.ts';
+import { isHeaderName } from '../../http/grammar.ts';
 
 export interface OperationRule {
   readonly on: boolean;
@@ -33,7 +34,6 @@ export const DESCRIPTION_MAX = 500;
 /** As many as endpoint rules a route may hold. */
 export const OPERATIONS_MAX = 500;
 const FIELD_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
 /** The operations an OpenAPI path item may hold (its keys, lower-case). */
 export const OPENAPI_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 const KEY = /^([A-Za-z]+) (\/\S*)$/;
@@ -73,7 +73,7 @@ export function parseFieldSource(text: string, variables: readonly string[]): Fi
       if (rest === '' || rest.length > 200) return `"${text}" must name a query parameter (1 to 200 characters)`;
       return { kind: 'query', name: rest };
     case 'header':
-      if (!HEADER_NAME.test(rest)) return `"${text}" must name a header (a token of at most 100 characters)`;
+      if (!isHeaderName(rest)) return `"${text}" must name a header (a token of at most 100 characters)`;
       return { kind: 'header', name: rest.toLowerCase() };
     case 'body': {
       const pointer = parsePointer(rest);

@@ -124,22 +124,17 @@ export class Gathered {
 
   constructor(public deduced = false) {}
 
+  /** A tally's counts and its own histogram. */
   add(t: Tally): void {
     this.requests += t.requests;
     this.failed += t.failed;
     this.us += t.us;
-    this.histogramsOf(t);
-  }
-
-  /** A tally's own histogram, for one merged with it. */
-  histogramsOf(t: Tally): void {
     if (t.hist !== null) this.parts.push(t.hist);
   }
 
-  /** A route's own histogram and its endpoints'. */
-  routeHistograms(r: RouteTally): void {
-    this.histogramsOf(r);
-    for (const e of r.endpoints.values()) this.histogramsOf(e);
+  /** A route's endpoints' histograms, which its own counts include (see the header). */
+  endpointHistograms(r: RouteTally): void {
+    for (const e of r.endpoints.values()) if (e.hist !== null) this.parts.push(e.hist);
   }
 }
 
@@ -147,7 +142,10 @@ export function gatherNode(slots: readonly IntervalSlot[]): Gathered {
   const g = new Gathered();
   for (const s of slots) {
     g.add(s);
-    for (const r of s.routes.values()) g.routeHistograms(r);
+    for (const r of s.routes.values()) {
+      if (r.hist !== null) g.parts.push(r.hist);
+      g.endpointHistograms(r);
+    }
   }
   return g;
 }
@@ -159,7 +157,7 @@ export function gatherRoutes(slots: readonly IntervalSlot[]): Map<string, Gather
       let g = out.get(route);
       if (g === undefined) out.set(route, (g = new Gathered()));
       g.add(t);
-      for (const e of t.endpoints.values()) g.histogramsOf(e);
+      g.endpointHistograms(t);
     }
   }
   return out;

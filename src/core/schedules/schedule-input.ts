@@ -6,6 +6,7 @@
 import { canonicalForm } from '../../http/canonical-path.ts';
 import { GatewayError, invalidField, type ErrorCode } from '../../http/errors.ts';
 import { gatewayHeaderKind } from '../../http/gateway-headers.ts';
+import { isHeaderName } from '../../http/grammar.ts';
 import { nameProblem, objectBody, optionalString, stringList, type Fields } from '../validate.ts';
 import { type Cadence, type CadenceResult, parseAt, parseCron, parseEvery, parseTimeout, parseTimezone } from './cadence/index.ts';
 
@@ -42,7 +43,6 @@ function forbiddenReason(name: string, lower: string): string | undefined {
     case 'framing': return `${name} is refused: the gateway frames each call's body itself`;
   }
 }
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
 
 export interface ScheduleInput {
   readonly name: string | null;
@@ -154,7 +154,7 @@ function headers(body: Fields): Record<string, string> {
     const field = `headers.${name}`;
     const forbidden = forbiddenReason(name, lower);
     if (forbidden !== undefined) throw new GatewayError('schedule.header-forbidden', `${forbidden}.`, field);
-    if (!TOKEN.test(name)) throw new GatewayError('schedule.header-invalid', `"${name}" is not a header name (letters, digits and !#$%&'*+.^_\`|~-).`, field);
+    if (!isHeaderName(name)) throw new GatewayError('schedule.header-invalid', `"${name}" is not a header name (letters, digits and !#$%&'*+.^_\`|~-).`, field);
     if (seen.has(lower)) throw new GatewayError('schedule.header-invalid', `The header ${name} is written twice (names are case-insensitive).`, field);
     if (typeof value !== 'string' || value.length > LIMITS.headerValue || /[\r\n\0]/.test(value)) {
       throw new GatewayError('schedule.header-invalid', `The value of ${name} must be text on one line, at most ${LIMITS.headerValue} characters.`, field);

@@ -15,6 +15,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import type { Dispatcher } from 'undici';
+import { TOKEN } from '../../http/grammar.ts';
 import { ProtocolError, ResponseParser } from './response-parser.ts';
 
 export interface H1PoolOptions {
@@ -41,7 +42,6 @@ export class UpstreamError extends Error {
   }
 }
 
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** What a header value may not hold on the wire: controls but HTAB, DEL, and characters beyond Latin-1 (undici's rule). */
 const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 /** A request target: visible Latin-1 characters, no space (undici's rule). */

@@ -8,6 +8,7 @@
  * Bytes come in as the socket gives them; the head is read whole (at most MAX_HEAD bytes), the
  * body is handed on in slices of the socket's own buffers, never copied.
  */
+import { TOKEN } from '../../http/grammar.ts';
 
 /** A refusal of the answer: the connection cannot be trusted for another request. */
 export class ProtocolError extends Error {
@@ -26,7 +27,6 @@ export const MAX_HEAD = 64 * 1024;
 const MAX_CHUNK_LINE = 4096;
 const MAX_TRAILERS = 16 * 1024;
 
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Field values: visible characters, spaces and tabs, and obs-text; never CR, LF, NUL or other controls. */
 const BAD_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/;
 const STATUS_LINE = /^HTTP\/1\.([01]) ([1-9][0-9][0-9])(?: [\t\x20-\x7e\x80-\xff]*)?$/;
