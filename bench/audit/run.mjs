@@ -19,11 +19,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkPinning, commonConfig, helpFromReadme, NCPU, num, targetList } from '../lib/config.mjs';
 import { benchHeaders, headerObject, printed } from '../lib/headers.mjs';
-import { cpuSeconds, measure } from '../lib/load.mjs';
+import { cpuSeconds, measure, measurePairs } from '../lib/load.mjs';
 import { settle } from '../lib/settle.mjs';
 import { openBench } from '../lib/upstream.mjs';
 import { begin, die, finish, log, pkgVersion, start, TMP, version, waitHttp } from '../lib/procs.mjs';
-import { fmt, gatewayBuild, median, medians, perRunTable, table, warnings } from '../lib/report.mjs';
+import { fmt, gatewayBuild, median, medians, perRunTable, sideBySide, table, warnings } from '../lib/report.mjs';
 import { MODES, ORDER_LINE, REQUEST, rulesFor, wrkLua } from './workload.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -39,6 +39,7 @@ const cfg = {
   settleTimeout: num('SETTLE_TIMEOUT', 60, 1),
   settlePct: num('SETTLE_PCT', 10, 1),
   targetRatio: num('TARGET_RATIO', 0.95, 0),
+  pairs: num('PAIRS', 0, 0),
 };
 const targets = targetList(Object.keys(MODES), Object.keys(MODES));
 if (!fs.existsSync(GATEWAY_CLI)) die(`${path.relative(REPO, GATEWAY_CLI)} is missing: run npm run build first`);
@@ -47,7 +48,7 @@ const warmOf = () => cfg.warmupNode;
 // A run, its cooldown, and the few seconds a gateway usually needs to write what the load left behind.
 const runSlot = cfg.duration + cfg.cooldown + 3 + 10;
 const maxSeconds = num('MAX_SECONDS', Math.ceil(60 + cfg.waitIdle + cfg.readyTimeout
-  + targets.length * (warmOf() + cfg.cooldown + 3 + 10) + (cfg.rounds * targets.length + cfg.retries) * runSlot), 10);
+  + targets.length * (warmOf() + cfg.cooldown + 3 + 10) + (cfg.rounds * targets.length + cfg.retries) * runSlot + cfg.pairs * Math.max(0, targets.length - 1) * (runSlot + 10)), 10);
 
 begin(cfg, { tmpPrefix: 'meerkat-audit-bench-', maxSeconds, cwd: REPO });
 
@@ -122,17 +123,19 @@ async function main() {
   log(cfg.pin ? `pinning: gateways on cpu ${cfg.proxyCpu}; upstream + wrk on cpu ${cfg.loadCpu}` : 'pinning: off');
 
   const runs = await measure(cfg, targets, TGT, { warmOf, upstreamPgid: upstreamProc.pid, maxSeconds, runSlot, before, after });
+  const others = targets.includes('meerkat') ? targets.filter((t) => t !== 'meerkat') : [];
+  const pairs = await measurePairs(cfg, 'meerkat', others, TGT, { pairs: cfg.pairs, upstreamPgid: upstreamProc.pid, before, after });
   // The newest lines are the calls in flight when wrk stopped (499, aborted): show an answered one.
   const newest = targets.includes('meerkat+audit') ? (await control(TGT['meerkat+audit'], '/api/audit?part=operations&limit=100')).events ?? [] : [];
   const sample = newest.find((e) => e.attributes?.['http.response.status_code'] === 200) ?? newest[0];
   const totals = {};
   for (const t of targets) totals[t] = { lines: TGT[t].lines.count(), dropped: await droppedOf(TGT[t]) };
   for (const t of targets) TGT[t].lines.close();
-  report(runs, { wrkV, expected, sample, totals });
+  report(runs, pairs, { wrkV, expected, sample, totals });
 }
 
 // ---------------------------------------------------------------------------------------------- report
-function report(runs, { wrkV, expected, sample, totals }) {
+function report(runs, pairs, { wrkV, expected, sample, totals }) {
   const med = medians(runs, targets);
   for (const t of targets) {
     const rs = runs.filter((r) => r.target === t);
@@ -168,6 +171,8 @@ function report(runs, { wrkV, expected, sample, totals }) {
       out.push(`target: meerkat+audit keeps >= ${fmt(100 * cfg.targetRatio, 0)} % of meerkat's req/s: ${fmt(100 * ratio, 1)} % -> ${verdict.holds ? 'HOLDS' : 'DOES NOT HOLD'}`);
     }
   }
+  const side = sideBySide(pairs, 'meerkat', [['meerkat+audit', cfg.targetRatio]], cfg);
+  if (pairs.length) out.push('', ...side.lines);
   out.push('');
   out.push('== per run: requests = answered within the run (wrk); lines = audit lines written, the calls in flight when wrk stopped included;');
   out.push('   cpu_us/req = the gateway\'s CPU from the run\'s start until it settled, per request; cpu columns as in bench/proxy ==');
@@ -186,7 +191,7 @@ function report(runs, { wrkV, expected, sample, totals }) {
   if (unsettled) out.push(`WARNING: ${unsettled} run(s) did not settle within SETTLE_TIMEOUT=${cfg.settleTimeout}s: the next run overlapped their leftovers`);
   console.log(out.join('\n'));
 
-  const json = { date: new Date().toISOString(), host: { ncpu: NCPU, cpuModel, kernel: os.release() }, config: { ...cfg, targets }, request: REQUEST, medians: med, verdict, totals, sample, runs };
+  const json = { date: new Date().toISOString(), host: { ncpu: NCPU, cpuModel, kernel: os.release() }, config: { ...cfg, targets }, request: REQUEST, medians: med, verdict, sideBySide: side.verdicts, totals, sample, runs, pairs };
   fs.writeFileSync(path.join(TMP, 'results.json'), JSON.stringify(json, null, 2));
   if (cfg.outJson) { fs.writeFileSync(cfg.outJson, JSON.stringify(json, null, 2)); log(`results written to ${cfg.outJson}`); }
 }

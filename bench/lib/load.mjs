@@ -86,8 +86,9 @@ export async function runWrk(cfg, T, d, tag, upstreamPgid) {
   const killer = setTimeout(() => { try { process.kill(-w.pid, 'SIGKILL'); } catch {} }, (d + 15) * 1000);
   let cpu = null;
   if (d >= 3) {
-    const pg = [...procs.filter((p) => !p.exited || p === w).map((p) => p.pid)];
     await sleep(1000);
+    // Taken after the first second: a run started beside this one (side by side) is ours, not another's.
+    const pg = [...procs.filter((p) => !p.exited || p === w).map((p) => p.pid)];
     const a = snap(pg);
     await sleep((d - 2) * 1000);
     if (!w.exited) cpu = cpuDiff(cfg, a, snap(pg), { proxy: T.pgid, upstream: upstreamPgid, wrk: w.pid });
@@ -166,4 +167,39 @@ export async function measure(cfg, names, TGT, { warmOf, upstreamPgid, maxSecond
     }
   }
   return runs;
+}
+
+/**
+ * Side by side: `base` and each of `others` loaded at the same time, both on the proxy core, each by its own wrk
+ * on the load core, PAIRS rounds (the order of `others` rotates). The two share every slow or fast second of the
+ * machine, so the ratio of their costs (CPU µs of the whole process per request, `after` measures it) does not
+ * move with the machine's drift the way two runs a minute apart do. The kernel shares the core between threads,
+ * not processes: a target with a busy worker gets a little more of it, so its req/s next to the base's says less
+ * than its cost does. Hooks as in `measure`; runs are not repeated when disturbed (both sides were).
+ * Returns [{ round, target, base: run, other: run }].
+ */
+export async function measurePairs(cfg, base, others, TGT, { pairs, upstreamPgid, before = async () => {}, after = async () => {} }) {
+  const out = [];
+  if (pairs <= 0 || others.length === 0) return out;
+  await waitQuiet(cfg);
+  log(`${pairs} side-by-side round(s): ${base} and each of ${others.join(', ')} at once, wrk -t${cfg.threads} -c${cfg.conns} -d${cfg.duration}s each`);
+  for (let round = 1; round <= pairs; round++) {
+    const order = others.map((_, i) => others[(i + round - 1) % others.length]);
+    for (const t of order) {
+      await before(base);
+      await before(t);
+      const [a, b] = await Promise.all([
+        runWrk(cfg, TGT[base], cfg.duration, `s${round}-a`, upstreamPgid),
+        runWrk(cfg, TGT[t], cfg.duration, `s${round}-b`, upstreamPgid),
+      ]);
+      for (const r of [a, b]) r.noisy = !!r.cpu && (r.cpu.other >= cfg.noisyPct || r.cpu.steal >= cfg.noisyPct);
+      await after(base, a, 'pair');
+      await after(t, b, 'pair');
+      log(`side by side ${round} ${base} ${fmt(a.rps, 0)} req/s ${fmt(a.cpuUsPerReq ?? NaN, 1)} cpu-us/req | ${t} ${fmt(b.rps, 0)} req/s ${fmt(b.cpuUsPerReq ?? NaN, 1)} cpu-us/req`
+        + ` -> cost ratio ${fmt(a.cpuUsPerReq / b.cpuUsPerReq, 3)}${b.note ? `  ${b.note}` : ''}`);
+      await sleep(cfg.cooldown * 1000);
+      out.push({ round, target: t, base: a, other: b });
+    }
+  }
+  return out;
 }

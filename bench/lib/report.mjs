@@ -35,6 +35,29 @@ export function barVerdict(roundRatios, bar) {
   return { lo, hi, word, holds: Number.isFinite(lo) && lo >= bar };
 }
 
+/**
+ * The report of side-by-side runs (`measurePairs` in load.mjs): a row per pair, then per target of `bars`
+ * ([[target, bar]]) the verdict read from its pairs' cost ratios (the base's CPU per request over the
+ * target's). Returns { lines, verdicts }.
+ */
+export function sideBySide(pairs, base, bars, cfg) {
+  const cost = (p) => p.base.cpuUsPerReq / p.other.cpuUsPerReq;
+  const lines = [`== side by side: ${base} and the target loaded at once on cpu ${cfg.proxyCpu}, ${cfg.pairs} round(s); cost ratio = ${base}'s cpu_us/req / the target's ==`];
+  lines.push(table(['round', 'target', `${base}_req/s`, 'target_req/s', `${base}_cpu_us/req`, 'target_cpu_us/req', 'cost_ratio', 'rps_ratio', 'note'],
+    pairs.map((p) => [p.round, p.target, fmt(p.base.rps, 0), fmt(p.other.rps, 0), fmt(p.base.cpuUsPerReq, 1), fmt(p.other.cpuUsPerReq, 1), fmt(cost(p), 3), fmt(p.other.rps / p.base.rps, 3),
+      [p.base.noisy || p.other.noisy ? 'disturbed' : '', p.other.note ?? ''].filter(Boolean).join(' ')])));
+  const verdicts = [];
+  for (const [t, bar] of bars) {
+    const xs = pairs.filter((p) => p.target === t).map(cost);
+    if (!xs.length) continue;
+    const v = barVerdict(xs, bar);
+    verdicts.push({ target: t, sideBySide: true, ratio: median(xs), want: bar, holds: v.holds, verdict: v.word, interval: [v.lo, v.hi] });
+    lines.push(`target (side by side): ${t} keeps >= ${fmt(100 * bar, 0)} % of ${base}'s throughput per CPU: median pair ${fmt(100 * median(xs), 1)} %, `
+      + `90 % interval ${fmt(100 * v.lo, 1)}-${fmt(100 * v.hi, 1)} % -> ${v.word}`);
+  }
+  return { lines, verdicts };
+}
+
 /** Columns aligned: the first to the left, the others to the right. */
 export function table(header, rows) {
   const w = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));

@@ -20,9 +20,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { checkPinning, commonConfig, helpFromReadme, NCPU, num, targetList } from '../lib/config.mjs';
 import { benchHeaders, headerObject, printed } from '../lib/headers.mjs';
-import { cpuSeconds, measure, runWrk, waitQuiet } from '../lib/load.mjs';
+import { cpuSeconds, measure, measurePairs, runWrk, waitQuiet } from '../lib/load.mjs';
 import { begin, die, finish, log, pkgVersion, start, TMP, version, waitHttp } from '../lib/procs.mjs';
-import { barVerdict, fmt, gatewayBuild, median, medians, perRunTable, table, warnings } from '../lib/report.mjs';
+import { barVerdict, fmt, gatewayBuild, median, medians, perRunTable, sideBySide, table, warnings } from '../lib/report.mjs';
 import { settle } from '../lib/settle.mjs';
 import { openBench } from '../lib/upstream.mjs';
 
@@ -49,6 +49,7 @@ const cfg = {
   accessRatio: num('ACCESS_RATIO', 0.95, 0),
   metricsRatio: num('METRICS_RATIO', 0.99, 0),
   p95Duration: num('P95_DURATION', 20, 3),
+  pairs: num('PAIRS', 0, 0),
   p95Conns: (env.P95_CONNS ?? '').trim() === '0' ? [] : (env.P95_CONNS || '').split(',').filter(Boolean).map(Number),
 };
 if (!cfg.p95Conns.length && (env.P95_CONNS ?? '').trim() !== '0') cfg.p95Conns = [cfg.conns, 1];
@@ -173,14 +174,16 @@ async function main() {
   log(cfg.pin ? `pinning: gateways on cpu ${cfg.proxyCpu}; upstream, agents + wrk on cpu ${cfg.loadCpu}` : 'pinning: off');
 
   const runs = await measure(cfg, targets, TGT, { warmOf, upstreamPgid: upstreamProc.pid, maxSeconds, runSlot, before, after });
+  const others = targets.includes('meerkat') ? targets.filter((t) => t !== 'meerkat') : [];
+  const pairs = await measurePairs(cfg, 'meerkat', others, TGT, { pairs: cfg.pairs, upstreamPgid: upstreamProc.pid, before, after });
   const checks = [];
   if (targets.includes('meerkat+metrics')) for (const c of cfg.p95Conns) checks.push(await p95Check(TGT['meerkat+metrics'], c, upstreamProc.pid));
   const sample = targets.includes('meerkat+access-log') ? agentCount(TGT['meerkat+access-log'].countFile).sample : '';
-  report(runs, checks, { wrkV, expected, sample });
+  report(runs, checks, pairs, { wrkV, expected, sample });
 }
 
 // ---------------------------------------------------------------------------------------------- report
-function report(runs, checks, { wrkV, expected, sample }) {
+function report(runs, checks, pairs, { wrkV, expected, sample }) {
   const med = medians(runs, targets);
   for (const t of targets) {
     const rs = runs.filter((r) => r.target === t);
@@ -227,6 +230,11 @@ function report(runs, checks, { wrkV, expected, sample }) {
         + `90 % interval ${fmt(100 * v.lo, 1)}-${fmt(100 * v.hi, 1)} % -> ${v.word}`);
     }
   }
+  if (pairs.length) {
+    const side = sideBySide(pairs, 'meerkat', [['meerkat+access-log', cfg.accessRatio], ['meerkat+metrics', cfg.metricsRatio]], cfg);
+    out.push('', ...side.lines);
+    verdicts.push(...side.verdicts);
+  }
   if (checks.length) {
     out.push('');
     out.push('== p95 check: meerkat+metrics, one run each, its last minute (GET /api/metrics) against wrk\'s distribution ==');
@@ -250,7 +258,7 @@ function report(runs, checks, { wrkV, expected, sample }) {
   const unsettled = runs.filter((r) => !r.settled).length;
   if (unsettled) out.push(`WARNING: ${unsettled} run(s) did not settle within SETTLE_TIMEOUT=${cfg.settleTimeout}s: the next run overlapped their leftovers`);
   console.log(out.join('\n'));
-  const json = { date: new Date().toISOString(), host: { ncpu: NCPU, cpuModel, kernel: os.release() }, config: { ...cfg, targets }, medians: med, verdicts, checks, sample, runs };
+  const json = { date: new Date().toISOString(), host: { ncpu: NCPU, cpuModel, kernel: os.release() }, config: { ...cfg, targets }, medians: med, verdicts, checks, sample, runs, pairs };
   fs.writeFileSync(path.join(TMP, 'results.json'), JSON.stringify(json, null, 2));
   if (cfg.outJson) { fs.writeFileSync(cfg.outJson, JSON.stringify(json, null, 2)); log(`results written to ${cfg.outJson}`); }
 }

@@ -111,9 +111,12 @@ function isoOf(at: number): string {
   return isoText;
 }
 
-/** `JSON.stringify(accessFields(e))`, character for character, without the object in between. */
-function accessJson(e: AccessEntry): string {
-  let s = `{"time":"${isoOf(e.at)}","type":"access"`;
+/**
+ * `JSON.stringify(accessFields(e))`, character for character, without the object in between,
+ * appended to `s`: a batch is built as one string, with no string per line to join after.
+ */
+function appendAccessJson(s: string, e: AccessEntry): string {
+  s += `{"time":"${isoOf(e.at)}","type":"access"`;
   if (e.traceId !== null) s += `,"trace_id":${quoted(e.traceId)}`;
   s += `,"method":${quoted(e.method)},"path":${quoted(e.path)}`;
   if (e.endpoint !== null) s += `,"endpoint":${quoted(e.endpoint)}`;
@@ -129,9 +132,24 @@ function accessJson(e: AccessEntry): string {
 
 /** An access record as one line in the startup format: JSON is the object of 2.7. */
 export function accessLine(e: AccessEntry, format: LogFormat): string {
-  if (format === 'json') return accessJson(e);
+  if (format === 'json') return appendAccessJson('', e);
   const { time, type: _type, method, path, status, ms, ...rest } = accessFields(e);
   return `${time} ACCESS ${method} ${textValue(path)} ${status} ${ms}ms${pairs(rest)}`;
+}
+
+/**
+ * Access records as lines joined by newlines (no newline after the last), in the startup format.
+ * Formatting a batch in one loop, once its records are gathered, costs the data plane less than
+ * a line made at each exchange's end and joined later (bench/observe, side by side): the code of
+ * one loop stays warm, and the batch is one string from the start.
+ */
+export function accessLines(entries: readonly AccessEntry[], format: LogFormat): string {
+  let s = '';
+  for (let i = 0; i < entries.length; i++) {
+    if (i > 0) s += '\n';
+    s = format === 'json' ? appendAccessJson(s, entries[i]!) : s + accessLine(entries[i]!, format);
+  }
+  return s;
 }
 
 /** One object per line for a log agent: OpenTelemetry's field names (spec 2.7, last row). */

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AccessEntry } from '../../src/log/access.ts';
-import { accessAgent, accessFields, accessLine, appAgent, appLine, safeJson, type LogResource } from '../../src/log/format.ts';
+import { accessAgent, accessFields, accessLine, accessLines, appAgent, appLine, safeJson, type LogResource } from '../../src/log/format.ts';
 import type { LogRecord } from '../../src/log/record.ts';
 import type { LogLevel } from '../../src/settings/settings.ts';
 
@@ -181,4 +181,20 @@ test('accessLine json writes what JSON.stringify writes, whatever the characters
   assert.equal(JSON.parse(accessLine(a, 'json')).time, '2023-11-14T22:13:20.000Z');
   assert.equal(JSON.parse(accessLine(b, 'json')).time, '2023-11-14T22:13:20.001Z');
   assert.equal(JSON.parse(accessLine(a, 'json')).time, '2023-11-14T22:13:20.000Z');
+});
+
+test('accessLines: a batch is its lines joined by newlines, each as JSON.stringify writes it, with nothing after the last', () => {
+  const odd = ['plain', 'with "quotes"', 'line\nbreak', '雪', 'lone \ud800 surrogate', ''];
+  const entries = [
+    ...odd.map((v, i) => entry({ path: v, user: v, at: AT + i })),
+    entry({ traceId: null, endpoint: null, route: null, user: null, token: null, ip: null, status: 404, outcome: 'refused' }),
+    entry({ plane: 'internal', user: 'scheduler', schedule: 'nightly', ip: null }),
+  ];
+  const json = accessLines(entries, 'json');
+  assert.equal(json, entries.map((e) => JSON.stringify(accessFields(e))).join('\n'));
+  // One line per entry, whatever the values held: a newline in a value stays an escape.
+  assert.equal(json.split('\n').length, entries.length);
+  assert.equal(accessLines(entries, 'text'), entries.map((e) => accessLine(e, 'text')).join('\n'));
+  assert.equal(accessLines([], 'json'), '');
+  assert.equal(accessLines([entries[0]!], 'json'), accessLine(entries[0]!, 'json'));
 });

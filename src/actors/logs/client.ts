@@ -4,18 +4,18 @@
  * record and counts it. The shipper is started first and stopped last, so that what the other
  * parts say while they start and stop is written.
  *
- * An access entry for standard output is made into its line here, and the lines of the last
- * 10 ms cross to the worker as one string: copying an object between threads costs more than
- * making it into the line it becomes anyway, and one string crosses as one copy (bench/observe
- * measured both). Records pushed to the collector, and every entry while the mode is unknown or
- * changing, cross as they are.
+ * Access entries for standard output are gathered here for 10 ms, made into their lines in one
+ * loop, and cross to the worker as one string: copying an object between threads costs more than
+ * making it into the line it becomes anyway, one string crosses as one copy, and lines made in a
+ * batch cost less than a line made at each exchange's end (bench/observe measured each). Records
+ * pushed to the collector, and every entry while the mode is unknown or changing, cross as they are.
  */
 import type { Clock } from '../../clock/clock.ts';
 import type { Logger } from '../../log/logger.ts';
 import type { LogRecord } from '../../log/record.ts';
 import type { AccessEntry } from '../../log/access.ts';
 import type { LogFormat } from '../../settings/settings.ts';
-import { accessAgent, accessLine, logResource, type LogResource } from '../../log/format.ts';
+import { accessAgent, accessLines, logResource, type LogResource } from '../../log/format.ts';
 import { ActorHost } from '../../workers/supervisor.ts';
 import { Gatherer } from '../../workers/gather.ts';
 import { siblingModule } from '../../workers/spawn.ts';
@@ -50,7 +50,8 @@ export class LogShipperClient {
   #switching = false;
   readonly #format: LogFormat;
   readonly #resource: LogResource;
-  #lines: string[] = [];
+  /** Entries waiting for the next chunk, all of the mode in force (a mode change flushes them first). */
+  #entries: AccessEntry[] = [];
   readonly #gather: Gatherer<LineChunk>;
   /** Access lines lost on this side: their chunk found the queue full. */
   #linesDropped = 0;
@@ -78,9 +79,12 @@ export class LogShipperClient {
       everyMs: LINES_MS,
       max: LINES_MAX,
       pack: () => {
-        const chunk = { text: this.#lines.join('\n'), count: this.#lines.length };
-        this.#lines = [];
-        return chunk;
+        const entries = this.#entries;
+        this.#entries = [];
+        const text = this.#mode === 'agent'
+          ? entries.map((e) => JSON.stringify(accessAgent(e, this.#resource))).join('\n')
+          : accessLines(entries, this.#format);
+        return { text, count: entries.length };
       },
       tell: (chunk) => { if (!this.host.tell('log.lines', chunk)) this.#linesDropped += chunk.count; },
     });
@@ -105,14 +109,10 @@ export class LogShipperClient {
 
   access(entry: AccessEntry): void {
     const mode = this.#switching ? null : this.#mode;
-    if (mode === 'startup') this.#line(accessLine(entry, this.#format));
-    else if (mode === 'agent') this.#line(JSON.stringify(accessAgent(entry, this.#resource)));
-    else this.host.tell('log.access', entry);
-  }
-
-  #line(line: string): void {
-    this.#lines.push(line);
-    this.#gather.added();
+    if (mode === 'startup' || mode === 'agent') {
+      this.#entries.push(entry);
+      this.#gather.added();
+    } else this.host.tell('log.access', entry);
   }
 
   async setMode(mode: LogMode): Promise<void> {
