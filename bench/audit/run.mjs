@@ -19,7 +19,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkPinning, commonConfig, helpFromReadme, NCPU, num, targetList } from '../lib/config.mjs';
 import { benchHeaders, headerObject, printed } from '../lib/headers.mjs';
-import { cpuSeconds, measure, measurePairs } from '../lib/load.mjs';
+import { cpuSeconds, measure, measurePairs, pairsSeconds } from '../lib/load.mjs';
 import { settle } from '../lib/settle.mjs';
 import { openBench } from '../lib/upstream.mjs';
 import { begin, die, finish, log, pkgVersion, start, TMP, version, waitHttp } from '../lib/procs.mjs';
@@ -48,7 +48,7 @@ const warmOf = () => cfg.warmupNode;
 // A run, its cooldown, and the few seconds a gateway usually needs to write what the load left behind.
 const runSlot = cfg.duration + cfg.cooldown + 3 + 10;
 const maxSeconds = num('MAX_SECONDS', Math.ceil(60 + cfg.waitIdle + cfg.readyTimeout
-  + targets.length * (warmOf() + cfg.cooldown + 3 + 10) + (cfg.rounds * targets.length + cfg.retries) * runSlot + cfg.pairs * Math.max(0, targets.length - 1) * (runSlot + 10)), 10);
+  + targets.length * (warmOf() + cfg.cooldown + 3 + 10) + (cfg.rounds * targets.length + cfg.retries) * runSlot + pairsSeconds(cfg, targets, runSlot)), 10);
 
 begin(cfg, { tmpPrefix: 'meerkat-audit-bench-', maxSeconds, cwd: REPO });
 
@@ -123,8 +123,7 @@ async function main() {
   log(cfg.pin ? `pinning: gateways on cpu ${cfg.proxyCpu}; upstream + wrk on cpu ${cfg.loadCpu}` : 'pinning: off');
 
   const runs = await measure(cfg, targets, TGT, { warmOf, upstreamPgid: upstreamProc.pid, maxSeconds, runSlot, before, after });
-  const others = targets.includes('meerkat') ? targets.filter((t) => t !== 'meerkat') : [];
-  const pairs = await measurePairs(cfg, 'meerkat', others, TGT, { pairs: cfg.pairs, upstreamPgid: upstreamProc.pid, before, after });
+  const pairs = await measurePairs(cfg, 'meerkat', targets, TGT, { upstreamPgid: upstreamProc.pid, before, after });
   // The newest lines are the calls in flight when wrk stopped (499, aborted): show an answered one.
   const newest = targets.includes('meerkat+audit') ? (await control(TGT['meerkat+audit'], '/api/audit?part=operations&limit=100')).events ?? [] : [];
   const sample = newest.find((e) => e.attributes?.['http.response.status_code'] === 200) ?? newest[0];
@@ -172,7 +171,7 @@ function report(runs, pairs, { wrkV, expected, sample, totals }) {
     }
   }
   const side = sideBySide(pairs, 'meerkat', [['meerkat+audit', cfg.targetRatio]], cfg);
-  if (pairs.length) out.push('', ...side.lines);
+  out.push(...side.lines);
   out.push('');
   out.push('== per run: requests = answered within the run (wrk); lines = audit lines written, the calls in flight when wrk stopped included;');
   out.push('   cpu_us/req = the gateway\'s CPU from the run\'s start until it settled, per request; cpu columns as in bench/proxy ==');

@@ -120,6 +120,9 @@ export async function waitQuiet(cfg, limitS = cfg.waitIdle) {
   log(`box idle (${other}% of a core used by others)`);
 }
 
+/** A run is disturbed when others or the hypervisor took NOISY_PCT % of a core during its steady part. */
+const disturbed = (cfg, r) => !!r.cpu && (r.cpu.other >= cfg.noisyPct || r.cpu.steal >= cfg.noisyPct);
+
 /**
  * Waits for a quiet box, warms each target up (warmOf(name) seconds, not recorded), then runs ROUNDS rounds.
  * TGT: name -> target. Optional hooks around each wrk run (warm-ups included): before(name) just before it,
@@ -149,7 +152,7 @@ export async function measure(cfg, names, TGT, { warmOf, upstreamPgid, maxSecond
         await before(t);
         r = await runWrk(cfg, TGT[t], cfg.duration, `r${round}`, upstreamPgid);
         attempt++;
-        r.noisy = !!r.cpu && (r.cpu.other >= cfg.noisyPct || r.cpu.steal >= cfg.noisyPct);
+        r.noisy = disturbed(cfg, r);
         await after(t, r, 'run');
         log(`round ${round} ${t.padEnd(pad)} ${fmt(r.rps, 0).padStart(8)} req/s  p50 ${fmt(r.p50, 3)} ms  p99 ${fmt(r.p99, 3)} ms`
           + `  errors ${r.sockErrors}/${r.non2xx}  cpu% proxy ${fmt(r.cpu?.proxy ?? NaN, 0)} up ${fmt(r.cpu?.upstream ?? NaN, 0)}`
@@ -170,16 +173,19 @@ export async function measure(cfg, names, TGT, { warmOf, upstreamPgid, maxSecond
 }
 
 /**
- * Side by side: `base` and each of `others` loaded at the same time, both on the proxy core, each by its own wrk
- * on the load core, PAIRS rounds (the order of `others` rotates). The two share every slow or fast second of the
+ * Side by side: `base` and each other of `names` loaded at the same time (cfg.pairs rounds; none when `base` is not
+ * among them), both on the proxy core, each by its own wrk
+ * on the load core (the order of the others rotates). The two share every slow or fast second of the
  * machine, so the ratio of their costs (CPU µs of the whole process per request, `after` measures it) does not
  * move with the machine's drift the way two runs a minute apart do. The kernel shares the core between threads,
  * not processes: a target with a busy worker gets a little more of it, so its req/s next to the base's says less
  * than its cost does. Hooks as in `measure`; runs are not repeated when disturbed (both sides were).
  * Returns [{ round, target, base: run, other: run }].
  */
-export async function measurePairs(cfg, base, others, TGT, { pairs, upstreamPgid, before = async () => {}, after = async () => {} }) {
+export async function measurePairs(cfg, base, names, TGT, { upstreamPgid, before = async () => {}, after = async () => {} }) {
   const out = [];
+  const pairs = cfg.pairs;
+  const others = names.includes(base) ? names.filter((t) => t !== base) : [];
   if (pairs <= 0 || others.length === 0) return out;
   await waitQuiet(cfg);
   log(`${pairs} side-by-side round(s): ${base} and each of ${others.join(', ')} at once, wrk -t${cfg.threads} -c${cfg.conns} -d${cfg.duration}s each`);
@@ -192,7 +198,7 @@ export async function measurePairs(cfg, base, others, TGT, { pairs, upstreamPgid
         runWrk(cfg, TGT[base], cfg.duration, `s${round}-a`, upstreamPgid),
         runWrk(cfg, TGT[t], cfg.duration, `s${round}-b`, upstreamPgid),
       ]);
-      for (const r of [a, b]) r.noisy = !!r.cpu && (r.cpu.other >= cfg.noisyPct || r.cpu.steal >= cfg.noisyPct);
+      for (const r of [a, b]) r.noisy = disturbed(cfg, r);
       await after(base, a, 'pair');
       await after(t, b, 'pair');
       log(`side by side ${round} ${base} ${fmt(a.rps, 0)} req/s ${fmt(a.cpuUsPerReq ?? NaN, 1)} cpu-us/req | ${t} ${fmt(b.rps, 0)} req/s ${fmt(b.cpuUsPerReq ?? NaN, 1)} cpu-us/req`
@@ -203,3 +209,6 @@ export async function measurePairs(cfg, base, others, TGT, { pairs, upstreamPgid
   }
   return out;
 }
+
+/** Seconds the side-by-side rounds may take at most, for a harness's watchdog. */
+export const pairsSeconds = (cfg, names, runSlot) => cfg.pairs * Math.max(0, names.length - 1) * (runSlot + 10);

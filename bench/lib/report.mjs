@@ -38,11 +38,12 @@ export function barVerdict(roundRatios, bar) {
 /**
  * The report of side-by-side runs (`measurePairs` in load.mjs): a row per pair, then per target of `bars`
  * ([[target, bar]]) the verdict read from its pairs' cost ratios (the base's CPU per request over the
- * target's). Returns { lines, verdicts }.
+ * target's). Returns { lines, verdicts }, both empty without pairs; the lines begin with a blank one.
  */
 export function sideBySide(pairs, base, bars, cfg) {
+  if (!pairs.length) return { lines: [], verdicts: [] };
   const cost = (p) => p.base.cpuUsPerReq / p.other.cpuUsPerReq;
-  const lines = [`== side by side: ${base} and the target loaded at once on cpu ${cfg.proxyCpu}, ${cfg.pairs} round(s); cost ratio = ${base}'s cpu_us/req / the target's ==`];
+  const lines = ['', `== side by side: ${base} and the target loaded at once on cpu ${cfg.proxyCpu}, ${cfg.pairs} round(s); cost ratio = ${base}'s cpu_us/req / the target's ==`];
   lines.push(table(['round', 'target', `${base}_req/s`, 'target_req/s', `${base}_cpu_us/req`, 'target_cpu_us/req', 'cost_ratio', 'rps_ratio', 'note'],
     pairs.map((p) => [p.round, p.target, fmt(p.base.rps, 0), fmt(p.other.rps, 0), fmt(p.base.cpuUsPerReq, 1), fmt(p.other.cpuUsPerReq, 1), fmt(cost(p), 3), fmt(p.other.rps / p.base.rps, 3),
       [p.base.noisy || p.other.noisy ? 'disturbed' : '', p.other.note ?? ''].filter(Boolean).join(' ')])));

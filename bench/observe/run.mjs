@@ -20,7 +20,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { checkPinning, commonConfig, helpFromReadme, NCPU, num, targetList } from '../lib/config.mjs';
 import { benchHeaders, headerObject, printed } from '../lib/headers.mjs';
-import { cpuSeconds, measure, measurePairs, runWrk, waitQuiet } from '../lib/load.mjs';
+import { cpuSeconds, measure, measurePairs, pairsSeconds, runWrk, waitQuiet } from '../lib/load.mjs';
 import { begin, die, finish, log, pkgVersion, start, TMP, version, waitHttp } from '../lib/procs.mjs';
 import { barVerdict, fmt, gatewayBuild, median, medians, perRunTable, sideBySide, table, warnings } from '../lib/report.mjs';
 import { settle } from '../lib/settle.mjs';
@@ -61,7 +61,7 @@ const warmOf = () => cfg.warmupNode;
 const runSlot = cfg.duration + cfg.cooldown + 3 + 10;
 const p95Slot = 80 + cfg.p95Duration + 25;
 const maxSeconds = num('MAX_SECONDS', Math.ceil(60 + cfg.waitIdle + cfg.readyTimeout
-  + targets.length * (warmOf() + cfg.cooldown + 3 + 10) + (cfg.rounds * targets.length + cfg.retries) * runSlot
+  + targets.length * (warmOf() + cfg.cooldown + 3 + 10) + (cfg.rounds * targets.length + cfg.retries) * runSlot + pairsSeconds(cfg, targets, runSlot)
   + (targets.includes('meerkat+metrics') ? cfg.p95Conns.length * p95Slot : 0)), 10);
 
 begin(cfg, { tmpPrefix: 'meerkat-observe-bench-', maxSeconds, cwd: REPO });
@@ -174,8 +174,7 @@ async function main() {
   log(cfg.pin ? `pinning: gateways on cpu ${cfg.proxyCpu}; upstream, agents + wrk on cpu ${cfg.loadCpu}` : 'pinning: off');
 
   const runs = await measure(cfg, targets, TGT, { warmOf, upstreamPgid: upstreamProc.pid, maxSeconds, runSlot, before, after });
-  const others = targets.includes('meerkat') ? targets.filter((t) => t !== 'meerkat') : [];
-  const pairs = await measurePairs(cfg, 'meerkat', others, TGT, { pairs: cfg.pairs, upstreamPgid: upstreamProc.pid, before, after });
+  const pairs = await measurePairs(cfg, 'meerkat', targets, TGT, { upstreamPgid: upstreamProc.pid, before, after });
   const checks = [];
   if (targets.includes('meerkat+metrics')) for (const c of cfg.p95Conns) checks.push(await p95Check(TGT['meerkat+metrics'], c, upstreamProc.pid));
   const sample = targets.includes('meerkat+access-log') ? agentCount(TGT['meerkat+access-log'].countFile).sample : '';
@@ -230,11 +229,9 @@ function report(runs, checks, pairs, { wrkV, expected, sample }) {
         + `90 % interval ${fmt(100 * v.lo, 1)}-${fmt(100 * v.hi, 1)} % -> ${v.word}`);
     }
   }
-  if (pairs.length) {
-    const side = sideBySide(pairs, 'meerkat', [['meerkat+access-log', cfg.accessRatio], ['meerkat+metrics', cfg.metricsRatio]], cfg);
-    out.push('', ...side.lines);
-    verdicts.push(...side.verdicts);
-  }
+  const side = sideBySide(pairs, 'meerkat', [['meerkat+access-log', cfg.accessRatio], ['meerkat+metrics', cfg.metricsRatio]], cfg);
+  out.push(...side.lines);
+  verdicts.push(...side.verdicts);
   if (checks.length) {
     out.push('');
     out.push('== p95 check: meerkat+metrics, one run each, its last minute (GET /api/metrics) against wrk\'s distribution ==');
