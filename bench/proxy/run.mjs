@@ -5,12 +5,14 @@
 //   upstream   nginx "return 200" + small JSON (upstream.conf.template), 1 worker, pinned on LOAD_CPU
 //   nginx      nginx reverse proxy (nginx-proxy.conf.template), 1 worker, keep-alive pool to the upstream, PROXY_CPU
 //   bare-uws   bare-uws-proxy.mjs (uWS + undici Pool), PROXY_CPU
+//   floor      only when listed in TARGETS: floor-proxy.mjs (uWS + raw keep-alive sockets, nothing else), PROXY_CPU
 //   meerkat    the gateway: `sh -c "$MEERKAT_CMD"` [default: start-meerkat.mjs, which runs dist/src/cli.js with a
 //              protected route], PROXY_CPU (gets BENCH_UPSTREAM / BENCH_PORT); its `BENCH_HEADER Name: value` stdout
 //              lines are added to the request headers (the bearer token). In TARGETS by default when dist/ is built.
 //   direct     only when listed in TARGETS: wrk straight at the upstream (ceiling of this box, no proxy)
 // and drives each target with `wrk -t1 -cN -dS --latency` (pinned on LOAD_CPU, with the upstream), targets
 // alternating within each round. Prints medians over rounds, ratios vs nginx and vs bare-uws, and every run.
+// PAIRS=N adds N side-by-side rounds: bare-uws and each other target loaded at once, compared by CPU per request.
 // Everything started is in its own process group and is stopped by that id on exit, Ctrl-C, error or watchdog.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -18,9 +20,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkPinning, commonConfig, helpFromReadme, NCPU, num } from '../lib/config.mjs';
 import { benchHeaders, HEADER_RE, headerName, headerObject, mergeHeaders } from '../lib/headers.mjs';
-import { measure } from '../lib/load.mjs';
+import { cpuSeconds, measure, measurePairs, pairsSeconds } from '../lib/load.mjs';
 import { assertLoopback, begin, die, finish, freePorts, log, pkgVersion, preflight, render, start, TMP, version, waitHttp, waitLine } from '../lib/procs.mjs';
-import { fmt, gatewayBuild, medians, perRunTable, staleBuild, table, warnings } from '../lib/report.mjs';
+import { fmt, gatewayBuild, medians, perRunTable, sideBySide, staleBuild, table, warnings } from '../lib/report.mjs';
+import { settle } from '../lib/settle.mjs';
 import { BIG_ANSWER_BYTES, startUpstream } from '../lib/upstream.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -46,10 +49,16 @@ const cfg = {
   meerkatUrl: env.MEERKAT_URL || `http://127.0.0.1:{BENCH_PORT}/${load.path}`,
   meerkatHeaders: (env.MEERKAT_HEADERS || '').split(/\r?\n|\\n/).map((s) => s.trim()).filter(Boolean),
   meerkatReady: num('MEERKAT_READY_TIMEOUT', 30, 1),
+  pairs: num('PAIRS', 0, 0),
+  // Extra node flags for bare-uws and floor (e.g. '--cpu-prof --cpu-prof-dir=/tmp/peer-prof'), space-separated.
+  peerNodeArgs: (env.PEER_NODE_ARGS || '').split(' ').filter(Boolean),
+  settleTimeout: num('SETTLE_TIMEOUT', 30, 1),
+  settlePct: num('SETTLE_PCT', 10, 1),
 };
 for (const h of cfg.meerkatHeaders) if (!HEADER_RE.test(h)) die(`MEERKAT_HEADERS: "${h}" is not "Name: value"`);
 
-const ALL = ['direct', 'nginx', 'bare-uws', 'meerkat'];
+const ALL = ['direct', 'nginx', 'bare-uws', 'floor', 'meerkat'];
+const NODE_TARGETS = new Set(['bare-uws', 'floor', 'meerkat']);
 // The gateway's compiled CLI: with it (and no MEERKAT_CMD), meerkat is benchmarked by default through start-meerkat.mjs.
 const GATEWAY_CLI = path.join(REPO, 'dist', 'src', 'cli.js');
 const built = fs.existsSync(GATEWAY_CLI);
@@ -64,10 +73,11 @@ if (targets.includes('meerkat') && !cfg.meerkatCmd) {
 }
 if (cfg.meerkatCmd) assertLoopback(cfg.meerkatUrl.replaceAll('{BENCH_PORT}', '1').replaceAll('${BENCH_PORT}', '1'), 'MEERKAT_URL');
 checkPinning(cfg);
-const warmOf = (t) => (t === 'bare-uws' || t === 'meerkat' ? cfg.warmupNode : cfg.warmup);
+const warmOf = (t) => (NODE_TARGETS.has(t) ? cfg.warmupNode : cfg.warmup);
 const runSlot = cfg.duration + cfg.cooldown + 3;
 const maxSeconds = num('MAX_SECONDS', Math.ceil(60 + cfg.waitIdle + (targets.includes('meerkat') ? cfg.meerkatReady : 0)
-  + targets.reduce((s, t) => s + warmOf(t) + cfg.cooldown + 3, 0) + (cfg.rounds * targets.length + cfg.retries) * runSlot), 10);
+  + targets.reduce((s, t) => s + warmOf(t) + cfg.cooldown + 3, 0) + (cfg.rounds * targets.length + cfg.retries) * runSlot
+  + pairsSeconds(cfg, targets, runSlot + cfg.settleTimeout)), 10);
 
 begin(cfg, { tmpPrefix: 'meerkat-proxy-bench-', maxSeconds, cwd: REPO });
 
@@ -102,9 +112,15 @@ async function main() {
   }
   // bare uWS + undici peer (listens on port 0, prints its port)
   if (targets.includes('bare-uws')) {
-    const p = start('bare-uws', process.execPath, [path.join(HERE, 'bare-uws-proxy.mjs'), '0', upstreamUrl.slice(0, -1), String(cfg.pool)], { cpu: cfg.proxyCpu });
+    const p = start('bare-uws', process.execPath, [...cfg.peerNodeArgs, path.join(HERE, 'bare-uws-proxy.mjs'), '0', upstreamUrl.slice(0, -1), String(cfg.pool)], { cpu: cfg.proxyCpu });
     const port = (await waitLine(p, /listening on 127\.0\.0\.1:(\d+)/))[1];
     TGT['bare-uws'] = { name: 'bare-uws', url: `http://127.0.0.1:${port}/${load.path}`, headers: [], pgid: p.pid, proc: p, wrkArgs };
+  }
+  // the floor: uWS and raw sockets, nothing else
+  if (targets.includes('floor')) {
+    const p = start('floor', process.execPath, [...cfg.peerNodeArgs, path.join(HERE, 'floor-proxy.mjs'), '0', upstreamUrl.slice(0, -1), String(cfg.pool)], { cpu: cfg.proxyCpu });
+    const port = (await waitLine(p, /listening on 127\.0\.0\.1:(\d+)/))[1];
+    TGT.floor = { name: 'floor', url: `http://127.0.0.1:${port}/${load.path}`, headers: [], pgid: p.pid, proc: p, wrkArgs };
   }
   // Meerkat (optional hook)
   if (targets.includes('meerkat')) {
@@ -142,11 +158,23 @@ async function main() {
 
   // quiet box, warm-up, then rounds: targets alternate, the order rotating each round
   const runs = await measure(cfg, targets, TGT, { warmOf, upstreamPgid: upstreamProc.pid, maxSeconds, runSlot });
-  report(runs, { wrkV });
+  const pairs = await measurePairs(cfg, 'bare-uws', targets.filter((t) => t !== 'direct'), TGT, { upstreamPgid: upstreamProc.pid, before, after });
+  report(runs, pairs, { wrkV });
+}
+
+// Side by side: a target's CPU from just before its run until it is idle again, per request answered.
+const mark = {};
+async function before(t) {
+  mark[t] = cpuSeconds(TGT[t].pgid);
+}
+async function after(t, r) {
+  const s = await settle({ pgid: TGT[t].pgid, count: () => 0, timeoutS: cfg.settleTimeout, pct: cfg.settlePct });
+  r.cpuUsPerReq = ((s.cpu - mark[t]) * 1e6) / r.requests;
+  if (!s.settled) r.note = `NOT settled after ${cfg.settleTimeout}s`;
 }
 
 // ---------------------------------------------------------------------------------------------- report
-function report(runs, { wrkV }) {
+function report(runs, pairs, { wrkV }) {
   const med = medians(runs, targets);
   const cpuModel = os.cpus()[0]?.model ?? '?';
   const out = [];
@@ -169,6 +197,7 @@ function report(runs, { wrkV }) {
     for (const ref of refs) hdr.push(`rps/${ref}`, `p50/${ref}`, `p99/${ref}`, `cpu/${ref}`);
     out.push(table(hdr, targets.map((t) => [t, ...refs.flatMap((ref) => [fmt(med[t].rps / med[ref].rps), fmt(med[t].p50 / med[ref].p50), fmt(med[t].p99 / med[ref].p99), fmt(med[t].cpuUsPerReq / med[ref].cpuUsPerReq)])])));
   }
+  out.push(...sideBySide(pairs, 'bare-uws', [], cfg).lines);
   out.push('');
   out.push('== per run: cpu in % of one core over the steady part of the run (pcore/lcore = busy share of the proxy / load core;');
   out.push('   proxy/upstream/wrk = those processes; other = processes this script did not start; +-10% accounting noise) ==');
@@ -178,7 +207,7 @@ function report(runs, { wrkV }) {
   out.push(`elapsed ${Math.round((Date.now() - T0) / 1000)}s`);
   console.log(out.join('\n'));
 
-  const json = { date: new Date().toISOString(), host: { ncpu: NCPU, cpuModel, kernel: os.release() }, config: { ...cfg, meerkatHeaders: cfg.meerkatHeaders.length ? '(set)' : '', targets }, medians: med, runs };
+  const json = { date: new Date().toISOString(), host: { ncpu: NCPU, cpuModel, kernel: os.release() }, config: { ...cfg, meerkatHeaders: cfg.meerkatHeaders.length ? '(set)' : '', targets }, medians: med, runs, pairs };
   fs.writeFileSync(path.join(TMP, 'results.json'), JSON.stringify(json, null, 2));
   if (cfg.outJson) { fs.writeFileSync(cfg.outJson, JSON.stringify(json, null, 2)); log(`results written to ${cfg.outJson}`); }
 }

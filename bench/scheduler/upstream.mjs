@@ -9,6 +9,7 @@
 //   GET /__dump    {"fields": [...], "calls": [[...], ...]}                 (every call, in arrival order)
 // Any other request is a scheduled call: recorded, then answered 200 "ok".
 import * as uWS from 'uWebSockets.js';
+import { serveUntilStopped } from '../lib/uws-serve.mjs';
 
 const [portArg = '0'] = process.argv.slice(2);
 // One row per call, in arrival order. `at` is the wall clock with sub-millisecond resolution
@@ -22,8 +23,7 @@ const json = (res, status, body) => res.cork(() => {
   res.writeStatus(status).writeHeader('content-type', 'application/json').end(JSON.stringify(body));
 });
 
-let listenSocket = null;
-uWS.App().get('/__stats', (res) => {
+serveUntilStopped(uWS.App().get('/__stats', (res) => {
   json(res, '200 OK', { calls: calls.length, jobs: jobs.size });
 }).get('/__dump', (res) => {
   json(res, '200 OK', { fields: FIELDS, calls });
@@ -41,16 +41,4 @@ uWS.App().get('/__stats', (res) => {
   res.onData((_chunk, isLast) => {
     if (isLast && !aborted) res.cork(() => res.writeStatus('200 OK').end('ok'));
   });
-}).listen('127.0.0.1', Number(portArg), (ls) => { // runs synchronously
-  if (!ls) { console.error(`scheduler-upstream: cannot listen on 127.0.0.1:${portArg}`); process.exit(1); }
-  listenSocket = ls;
-  console.log(`scheduler-upstream listening on 127.0.0.1:${uWS.us_socket_local_port(ls)}`);
-});
-
-const stop = () => {
-  if (listenSocket) uWS.us_listen_socket_close(listenSocket);
-  listenSocket = null;
-  setTimeout(() => process.exit(0), 200).unref();
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
+}), Number(portArg), 'scheduler-upstream');

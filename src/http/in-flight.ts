@@ -9,14 +9,23 @@ export class InFlight {
 
   /** Counts one in flight until the returned function is called (once; later calls do nothing). */
   begin(): () => void {
-    this.count++;
+    this.enter();
     let finished = false;
     return () => {
       if (finished) return;
       finished = true;
-      this.count--;
-      if (this.count === 0) this.#idle?.();
+      this.leave();
     };
+  }
+
+  /** One more in flight; its owner calls `leave` exactly once (a door's exchange, without a closure each). */
+  enter(): void {
+    this.count++;
+  }
+
+  leave(): void {
+    this.count--;
+    if (this.count === 0) this.#idle?.();
   }
 
   drain(timeoutMs: number): Promise<void> {

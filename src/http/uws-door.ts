@@ -1,17 +1,17 @@
 /**
- * The plain HTTP doors, on uWebSockets.js. This is the only module that imports it: everything
- * else sees an Exchange, or for WebSocket routes a SocketRequest and a Socket (socket.ts).
+ * The plain HTTP doors, on uWebSockets.js. Only this module and its exchange (uws-exchange.ts)
+ * import it: everything else sees an Exchange, or for WebSocket routes a SocketRequest and a
+ * Socket (socket.ts).
  */
 import * as uWS from 'uWebSockets.js';
 import type { Clock } from '../clock/clock.ts';
 import type { PlaneName } from '../settings/settings.ts';
 import { formatAddress } from '../settings/address.ts';
-import { BodyQueue } from './body-queue.ts';
 import { InFlight } from './in-flight.ts';
-import { StatedLengthBody } from './uws-stated-length.ts';
-import { CLOSING, bodiless, doorOwned, headLength, statusLine } from './answer-rules.ts';
+import { statusLine } from './answer-rules.ts';
 import { GatewayError } from './errors.ts';
-import type { Exchange, ExchangeHandler, OutgoingHeaders } from './exchange.ts';
+import type { Exchange, ExchangeHandler } from './exchange.ts';
+import { readHeaders, UwsExchange, writeHeaders } from './uws-exchange.ts';
 import { sendProblem } from './respond.ts';
 import {
   CLOSE, closeReason, guarded, headExchange, SOCKET_BACKPRESSURE, SOCKET_IDLE_S, SOCKET_MAX_PAYLOAD,
@@ -53,39 +53,8 @@ export class DoorBindError extends Error {
   override readonly name = 'DoorBindError';
 }
 
-/**
- * 204 and 304 carry no body, and a 204 must not announce a length (RFC 9110 8.6): end() would
- * write `Content-Length: 0`, endWithoutBody() writes none. On a connection about to close (a
- * draining gateway) end() stays, because endWithoutBody() cannot close it.
- */
-function endBodiless(res: uWS.HttpResponse, closing: boolean): void {
-  if (closing) res.end('', true);
-  else res.endWithoutBody();
-}
-
-function writeHeaders(res: uWS.HttpResponse, headers: OutgoingHeaders): void {
-  for (const [name, value] of Object.entries(headers)) {
-    // uWS writes content-length itself from what end() receives, and its own Date.
-    if (doorOwned(name, value)) continue;
-    if (typeof value === 'string') res.writeHeader(name, value);
-    else for (const v of value) res.writeHeader(name, v);
-  }
-}
-
-/** The request's headers, copied (uWS frees them on return); repeated ones joined, cookies with "; ". */
-function readHeaders(req: uWS.HttpRequest): Record<string, string> {
-  const headers: Record<string, string> = {};
-  req.forEach((k, v) => {
-    const prev = headers[k];
-    headers[k] = prev === undefined ? v : `${prev}${k === 'cookie' ? '; ' : ', '}${v}`;
-  });
-  return headers;
-}
-
 /** The door's own view of an exchange: it alone flips `aborted` and `responded`. */
 type MutableExchange = { -readonly [K in keyof Exchange]: Exchange[K] };
-
-async function* noBody(): AsyncGenerator<Uint8Array> {}
 
 /** ws.send's answer when the message was dropped for maxBackpressure. */
 const SEND_DROPPED = 2;
@@ -236,179 +205,10 @@ export function openUwsDoor(opts: DoorOptions): Door {
   const app = uWS.App();
   const sockets = new Set<DoorSocket>();
 
-  const begin = () => flight.begin();
-  addSocketRoutes(app, opts, { begin, draining: () => flight.draining, open: sockets });
+  addSocketRoutes(app, opts, { begin: () => flight.begin(), draining: () => flight.draining, open: sockets });
 
   app.any('/*', (res, req) => {
-    const finish = begin();
-
-    const headers = readHeaders(req);
-    const abortHandlers: Array<() => void> = [];
-    let headSent = false;
-    let bodilessHead = false;
-    // Made by writeHead for a streamed answer of a stated length only (see uws-stated-length.ts).
-    let stated: StatedLengthBody | undefined;
-    // The status line and headers writeHead was given, not written yet: they go out in the same
-    // write as the first piece of the body (one send instead of two). uWS completes a head only
-    // with a body write; a stated length can be sent with none, so when no body came in the same
-    // turn (a service that answers its head first, then computes or streams), the head goes alone.
-    let pendingHead: (() => void) | null = null;
-    const headOut = () => {
-      const write = pendingHead;
-      pendingHead = null;
-      write?.();
-    };
-    // After onAborted or a completed end() the uWS response object is dead: touching it throws
-    // from inside uWS. Body chunks may still arrive after an early answer (a refused upload), so
-    // flow control checks first.
-    const alive = () => !ex.aborted && !ex.responded && stated?.complete !== true;
-    // Without Content-Length or Transfer-Encoding a request has no body (RFC 9112 6.3): no queue
-    // and no onData, which uWS would call once with an empty buffer (a copy and closures per request).
-    const length = headers['content-length'];
-    const bodyless = headers['transfer-encoding'] === undefined && (length === undefined || length === '0');
-    const queue = bodyless ? undefined : new BodyQueue(() => { if (alive()) res.pause(); }, () => { if (alive()) res.resume(); });
-
-    res.onAborted(() => {
-      ex.aborted = true;
-      queue?.fail(new Error('the client closed the connection'));
-      finish();
-      for (const fn of abortHandlers.splice(0)) fn();
-    });
-    if (queue) {
-      res.onData((ab, last) => {
-        // The ArrayBuffer is only valid inside this callback: copy it.
-        queue.push(new Uint8Array(ab.slice(0)), last);
-      });
-    }
-
-    const closeHeader = () => (flight.draining ? CLOSING : undefined);
-
-    const ex: MutableExchange = {
-      plane: opts.plane,
-      method: req.getCaseSensitiveMethod().toUpperCase(),
-      path: req.getUrl(),
-      query: req.getQuery() ?? '',
-      headers,
-      remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
-      secure: false,
-      receivedAt: opts.clock.now(),
-      // Data properties, not getters: a getter pair per request gives each exchange its own
-      // hidden class and keeps its closures alive across young-generation GCs.
-      aborted: false,
-      responded: false,
-      status: 0,
-      onAbort(fn) {
-        if (ex.aborted) fn();
-        else abortHandlers.push(fn);
-      },
-      async readBody(limit) {
-        const declared = Number(headers['content-length'] ?? 0);
-        if (declared > limit) throw new GatewayError('body.too-large', `The request body may be at most ${limit} bytes.`);
-        const parts: Uint8Array[] = [];
-        let size = 0;
-        if (!queue) return Buffer.alloc(0);
-        for await (const chunk of queue.stream()) {
-          size += chunk.byteLength;
-          if (size > limit) throw new GatewayError('body.too-large', `The request body may be at most ${limit} bytes.`);
-          parts.push(chunk);
-        }
-        return Buffer.concat(parts);
-      },
-      bodyStream: () => (queue ? queue.stream() : noBody()),
-      send(status, hdrs, body) {
-        if (ex.aborted || ex.responded) return;
-        ex.responded = true;
-        ex.status = status;
-        res.cork(() => {
-          res.writeStatus(statusLine(status));
-          writeHeaders(res, hdrs);
-          const extra = closeHeader();
-          if (extra) writeHeaders(res, extra);
-          if (ex.method === 'HEAD') {
-            // endWithoutBody(length) closes the connection in this uWS build, the next request on it
-            // lost: the length goes as a header of our own, unless the connection closes anyway.
-            if (flight.draining) res.endWithoutBody(headLength(hdrs, body), true);
-            else {
-              res.writeHeader('content-length', String(headLength(hdrs, body)));
-              res.endWithoutBody();
-            }
-          } else if (bodiless(status)) {
-            endBodiless(res, flight.draining);
-          } else {
-            res.end(body ?? '', flight.draining);
-          }
-        });
-        finish();
-      },
-      writeHead(status, hdrs) {
-        if (ex.aborted || ex.responded || headSent) return;
-        headSent = true;
-        ex.status = status;
-        bodilessHead = bodiless(status);
-        const length = hdrs['content-length'];
-        const total = !bodilessHead && ex.method !== 'HEAD' && typeof length === 'string' && /^[0-9]{1,15}$/.test(length) ? Number(length) : 0;
-        if (total > 0) {
-          stated = new StatedLengthBody(res, total, () => {
-            ex.responded = true;
-            finish();
-          }, headOut);
-          const body = stated;
-          ex.onAbort(() => body.abandon());
-          queueMicrotask(() => {
-            if (pendingHead !== null && alive()) body.open();
-          });
-        }
-        pendingHead = () => {
-          res.writeStatus(statusLine(status));
-          writeHeaders(res, hdrs);
-          const extra = closeHeader();
-          if (extra) writeHeaders(res, extra);
-        };
-      },
-      write(chunk) {
-        if (ex.aborted || ex.responded) return true;
-        if (stated) return stated.write(chunk);
-        let ok = true;
-        res.cork(() => {
-          headOut();
-          ok = res.write(chunk);
-        });
-        return ok;
-      },
-      drained() {
-        if (ex.aborted || ex.responded) return Promise.resolve();
-        if (stated) return stated.drained();
-        return new Promise<void>((resolve) => {
-          let done = false;
-          const finishWait = () => { if (!done) { done = true; resolve(); } };
-          res.onWritable(() => { finishWait(); return true; });
-          ex.onAbort(finishWait);
-        });
-      },
-      end(chunk) {
-        if (ex.aborted || ex.responded) return;
-        if (stated) {
-          if (chunk && chunk.byteLength > 0) stated.write(chunk);
-          stated.end();
-          return;
-        }
-        ex.responded = true;
-        res.cork(() => {
-          headOut();
-          if (bodilessHead) endBodiless(res, flight.draining);
-          else res.end(chunk ?? '', flight.draining);
-        });
-        finish();
-      },
-      abort() {
-        if (ex.aborted || ex.responded) return;
-        ex.responded = true;
-        // A body that already reached its stated length ended the response; there is nothing left to cut.
-        if (stated?.complete !== true) res.close();
-        finish();
-      },
-    };
-
+    const ex = new UwsExchange(res, req, opts.plane, flight, opts.clock.now());
     // Called at once, not from a microtask: what the handler needs from req was copied above.
     let pending: void | Promise<void>;
     try {

@@ -23,6 +23,28 @@ const GATEWAY_TOKEN_PREFIX = 'mk_';
 
 const NOBODY: Admission = { identity: null, dropAuthorization: false };
 
+/**
+ * The hashes of secrets that named a known token, so that a client sending the same token on every
+ * request pays SHA-256 once (a microsecond of the data plane's CPU a request, bench/RESULTS.md).
+ * Only the hash is remembered, never the verdict: revocation, a disabled account and the rules
+ * are read from the snapshot on every request as before. A secret that names no token is not
+ * kept, so unknown secrets sent in bulk cannot push the known ones out; the map is emptied when
+ * full rather than ordered, which bounds it at no cost per hit.
+ */
+const knownHashes = new Map<string, string>();
+const KNOWN_HASHES_MAX = 10_000;
+
+function tokenHash(view: ConfigView, secret: string): string {
+  const known = knownHashes.get(secret);
+  if (known !== undefined) return known;
+  const hash = hashSecret(secret);
+  if (view.tokensByHash.has(hash)) {
+    if (knownHashes.size >= KNOWN_HASHES_MAX) knownHashes.clear();
+    knownHashes.set(secret, hash);
+  }
+  return hash;
+}
+
 function identityOf(view: ConfigView, account: AccountView, token?: string): Identity {
   // One shape for every caller (token undefined for a session): the request path stays monomorphic.
   return { user: account.name, roles: view.roles.expand(account.roles), organisation: account.organisation, id: account.id, token };
@@ -49,7 +71,7 @@ export function authenticate(view: ConfigView, authorization: string | undefined
   const secret = space > 0 ? authorization.slice(space + 1).trim() : '';
   // A credential of the service's own (another scheme, another token format) is its business.
   if (scheme !== 'bearer' || !secret.startsWith(GATEWAY_TOKEN_PREFIX)) return appSession(view, appCookie, now);
-  const token = view.tokensByHash.get(hashSecret(secret));
+  const token = view.tokensByHash.get(tokenHash(view, secret));
   if (!token) throw new GatewayError('unauthenticated', 'This token is not known to the gateway, or it was revoked.');
   if (token.kind !== 'personal' || !token.account) {
     throw new GatewayError('token-kind', `A ${token.kind} token does not open the data plane; applications send a personal token.`);

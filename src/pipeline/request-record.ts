@@ -29,6 +29,8 @@ export class RequestRecord {
   token: string | null = null;
   /** The schedule of a scheduled call. */
   schedule: string | null = null;
+  /** The client's address as the plane resolved it for the pipeline (forwarded headers believed or not); null until then. */
+  client: string | null = null;
   /** The code of the gateway's own refusal or failure (errors.ts), when it answered one. */
   error: string | null = null;
   /** The service answered: the status is the service's, not the gateway's. */

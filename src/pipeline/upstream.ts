@@ -156,17 +156,16 @@ export function upstreamFailure(err: unknown, call: Pick<UpstreamCall, 'origin' 
   return new GatewayError('upstream.failed', `The call to ${call.origin} failed: ${(err as Error).message ?? String(err)}.`);
 }
 
-async function requestBody(ex: Exchange, record: RequestRecord | undefined): Promise<Dispatcher.DispatchOptions['body']> {
+type RequestBody = Dispatcher.DispatchOptions['body'];
+
+/** The body to send on: none, a stream, or a promise of a small body read whole (the only wait). */
+function requestBody(ex: Exchange, record: RequestRecord | undefined): RequestBody | Promise<RequestBody> {
   if (ex.method === 'GET' || ex.method === 'HEAD') return null;
   const length = ex.headers['content-length'];
   if (length !== undefined) {
     const n = Number(length);
     if (n === 0) return null;
-    if (n <= SMALL_BODY) {
-      const whole = await ex.readBody(SMALL_BODY);
-      if (record !== undefined && record.bodyLimit > 0) record.keep(whole, true);
-      return whole;
-    }
+    if (n <= SMALL_BODY) return readSmall(ex, record);
     if (record !== undefined && record.bodyLimit > 0) {
       // Declared larger than the copy asked for: nothing is kept aside, nothing is wrapped.
       if (n > record.bodyLimit) record.tooLarge(n);
@@ -181,6 +180,12 @@ async function requestBody(ex: Exchange, record: RequestRecord | undefined): Pro
   return ex.bodyStream() as unknown as Readable;
 }
 
+async function readSmall(ex: Exchange, record: RequestRecord | undefined): Promise<RequestBody> {
+  const whole = await ex.readBody(SMALL_BODY);
+  if (record !== undefined && record.bodyLimit > 0) record.keep(whole, true);
+  return whole;
+}
+
 /** The body streamed on as it arrives, its first bytes kept aside for the request's record. */
 async function* keptAside(body: AsyncIterable<Uint8Array>, record: RequestRecord): AsyncGenerator<Uint8Array> {
   for await (const chunk of body) {
@@ -192,89 +197,125 @@ async function* keptAside(body: AsyncIterable<Uint8Array>, record: RequestRecord
 const EMPTY = new Uint8Array(0);
 
 /**
+ * One relayed answer: the dispatcher's handler. A class, one object per call, rather than a
+ * handler of closures and their context made for every request (bench/RESULTS.md, "The floor").
+ */
+class RelayHandler implements Dispatcher.DispatchHandler {
+  private status = 0;
+  private headers: OutgoingHeaders = {};
+  /** The answer's body, kept until its end when it is small enough to go in one write. */
+  private collected: Buffer[] | undefined = undefined;
+  private collectedSize = 0;
+  private streaming = false;
+  private settled = false;
+  private controller: Dispatcher.DispatchController | null = null;
+
+  constructor(
+    private readonly ex: Exchange,
+    private readonly call: UpstreamCall,
+    private readonly record: RequestRecord | undefined,
+    private readonly resolve: () => void,
+    private readonly reject: (err: unknown) => void,
+  ) {}
+
+  private done(err?: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    if (err === undefined) this.resolve();
+    else this.reject(err);
+  }
+
+  /** The client went away: the call is abandoned. */
+  private clientLeft(): void {
+    this.controller?.abort(new Error('the client went away'));
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    this.ex.onAbort(() => this.clientLeft());
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, upstreamHeaders: Record<string, string | string[] | undefined>): void {
+    if (statusCode < 200) return;
+    const { ex, record } = this;
+    this.status = statusCode;
+    this.call.health.answered(this.call.origin);
+    if (record !== undefined) record.upstreamAnswered = true;
+    this.headers = forwardResponseHeaders(upstreamHeaders);
+    const length = Number(upstreamHeaders['content-length'] ?? Number.NaN);
+    if (ex.method === 'HEAD' || (length >= 0 && length <= COLLECT_LIMIT)) {
+      this.collected = [];
+    } else {
+      this.streaming = true;
+      if (record !== undefined && !ex.aborted) record.status = statusCode;
+      ex.writeHead(statusCode, this.headers);
+    }
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    // undici hands an empty chunk on resume: nothing to relay.
+    if (chunk.byteLength === 0) return;
+    const { ex, record } = this;
+    if (record !== undefined) record.bytesOut += chunk.byteLength;
+    const collected = this.collected;
+    if (collected) {
+      collected.push(chunk);
+      this.collectedSize += chunk.byteLength;
+      if (this.collectedSize > COLLECT_LIMIT) {
+        // The service sent more than it declared: stream the rest.
+        this.streaming = true;
+        if (record !== undefined && !ex.aborted) record.status = this.status;
+        ex.writeHead(this.status, this.headers);
+        for (const c of collected) ex.write(c);
+        this.collected = undefined;
+      }
+      return;
+    }
+    // Pause the upstream only while the client is behind.
+    if (!ex.write(chunk)) {
+      controller.pause();
+      void ex.drained().then(() => controller.resume());
+    }
+  }
+
+  onResponseEnd(): void {
+    const { ex, record } = this;
+    if (this.streaming) ex.end();
+    else {
+      if (record !== undefined && !ex.aborted) record.status = this.status;
+      const collected = this.collected;
+      ex.send(this.status, this.headers, collected && collected.length > 0 ? Buffer.concat(collected, this.collectedSize) : undefined);
+    }
+    this.done();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    const { ex, record } = this;
+    if (!this.streaming && !ex.responded) {
+      this.done(ex.aborted ? undefined : failure(err, this.call));
+      return;
+    }
+    // Part of the answer went out: the only honest signal left is to cut the connection.
+    if (record !== undefined) record.outcome = 'aborted';
+    ex.abort();
+    this.done();
+  }
+}
+
+/**
  * Sends the call and relays the answer to `ex`. Resolves when the answer is complete; rejects
  * with a GatewayError only while nothing has been sent to the client yet. `record`, when the
  * request has one, learns the status sent and the bytes, and keeps the body's first bytes aside
  * when an observer asked (`bodyLimit`); the body still streams on untouched.
  */
-export async function relay(ex: Exchange, call: UpstreamCall, record?: RequestRecord): Promise<void> {
-  const body = await requestBody(ex, record);
-  await new Promise<void>((resolve, reject) => {
-    let status = 0;
-    let headers: OutgoingHeaders = {};
-    let collected: Buffer[] | undefined;
-    let collectedSize = 0;
-    let streaming = false;
-    let settled = false;
-    const done = (err?: unknown) => {
-      if (settled) return;
-      settled = true;
-      if (err === undefined) resolve();
-      else reject(err);
-    };
+export function relay(ex: Exchange, call: UpstreamCall, record?: RequestRecord): Promise<void> {
+  // A request without a body is sent in the same turn: no wait, no promise of its own.
+  const body = requestBody(ex, record);
+  return body instanceof Promise ? body.then((b) => send(ex, call, record, b)) : send(ex, call, record, body);
+}
 
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart(controller) {
-        ex.onAbort(() => controller.abort(new Error('the client went away')));
-      },
-      onResponseStart(_controller, statusCode, upstreamHeaders) {
-        if (statusCode < 200) return;
-        status = statusCode;
-        call.health.answered(call.origin);
-        if (record !== undefined) record.upstreamAnswered = true;
-        headers = forwardResponseHeaders(upstreamHeaders as Record<string, string | string[] | undefined>);
-        const length = Number(upstreamHeaders['content-length'] ?? Number.NaN);
-        if (ex.method === 'HEAD' || (length >= 0 && length <= COLLECT_LIMIT)) {
-          collected = [];
-        } else {
-          streaming = true;
-          if (record !== undefined && !ex.aborted) record.status = status;
-          ex.writeHead(status, headers);
-        }
-      },
-      onResponseData(controller, chunk) {
-        // undici hands an empty chunk on resume: nothing to relay.
-        if (chunk.byteLength === 0) return;
-        if (record !== undefined) record.bytesOut += chunk.byteLength;
-        if (collected) {
-          collected.push(chunk);
-          collectedSize += chunk.byteLength;
-          if (collectedSize > COLLECT_LIMIT) {
-            // The service sent more than it declared: stream the rest.
-            streaming = true;
-            if (record !== undefined && !ex.aborted) record.status = status;
-            ex.writeHead(status, headers);
-            for (const c of collected) ex.write(c);
-            collected = undefined;
-          }
-          return;
-        }
-        // Pause the upstream only while the client is behind.
-        if (!ex.write(chunk)) {
-          controller.pause();
-          void ex.drained().then(() => controller.resume());
-        }
-      },
-      onResponseEnd() {
-        if (streaming) ex.end();
-        else {
-          if (record !== undefined && !ex.aborted) record.status = status;
-          ex.send(status, headers, collected && collected.length > 0 ? Buffer.concat(collected, collectedSize) : undefined);
-        }
-        done();
-      },
-      onResponseError(_controller, err) {
-        if (!streaming && !ex.responded) {
-          done(ex.aborted ? undefined : failure(err, call));
-          return;
-        }
-        // Part of the answer went out: the only honest signal left is to cut the connection.
-        if (record !== undefined) record.outcome = 'aborted';
-        ex.abort();
-        done();
-      },
-    };
-
+function send(ex: Exchange, call: UpstreamCall, record: RequestRecord | undefined, body: RequestBody): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
     call.pools.client(call.origin).dispatch({
       path: call.path,
       method: call.method,
@@ -282,6 +323,6 @@ export async function relay(ex: Exchange, call: UpstreamCall, record?: RequestRe
       body: body as H1Request['body'],
       headersTimeout: call.timeoutMs,
       bodyTimeout: call.timeoutMs,
-    }, handler);
+    }, new RelayHandler(ex, call, record, resolve, reject));
   });
 }

@@ -20,6 +20,7 @@ function ipOf(gw: GatewayContext, r: RequestRecord): string | null {
   const head = r.head;
   if (r.schedule !== null) return null;
   if (head.plane === 'internal') return head.remoteAddress;
+  if (r.client !== null) return r.client;
   return clientOf(gw.certs.view, head.plane === 'data' ? 'app' : 'console', head).address;
 }
 

@@ -66,9 +66,14 @@ export function principalLabel(p: Principal): string {
 
 /** The trace id of a W3C `traceparent` header (version 00), or null when absent or malformed. */
 export function traceIdOf(ex: Pick<Exchange, 'headers'>): string | null {
-  const m = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/.exec(ex.headers.traceparent?.trim() ?? '');
-  return m && !/^0+$/.test(m[1]!) ? m[1]! : null;
+  // Most requests carry none: no expression is run for them (the access log asks on every exchange).
+  const header = ex.headers.traceparent;
+  if (header === undefined) return null;
+  const m = TRACEPARENT.exec(header.trim());
+  return m && !ALL_ZEROS.test(m[1]!) ? m[1]! : null;
 }
+const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
+const ALL_ZEROS = /^0+$/;
 
 /** Who asked, as a write carries it to the actor that applies it (the audit stamp). */
 export function callerOf(p: Principal, ex: Exchange): Caller {

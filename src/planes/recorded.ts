@@ -15,19 +15,42 @@ export type RecordedHandler = (ex: Exchange, record: RequestRecord | undefined) 
 
 /**
  * `answerOn` gives the exchange the plane answers on, when it adds to every answer (the data
- * plane's HSTS): refusals and failures go out through it too.
+ * plane's HSTS): refusals and failures go out through it too. Not an async function: a request
+ * the pipeline refuses is answered in the same turn, and a relayed one waits on the relay's own
+ * promise only (each async frame on this path measured, bench/RESULTS.md).
  */
-export async function serveRecorded(gw: GatewayContext, ex: Exchange, serve: RecordedHandler, answerOn?: (ex: Exchange) => Exchange): Promise<void> {
+export function serveRecorded(gw: GatewayContext, ex: Exchange, serve: RecordedHandler, answerOn?: (ex: Exchange) => Exchange): Promise<void> | void {
   const record = gw.records.open(ex);
   const answering = answerOn === undefined ? ex : answerOn(ex);
+  let pending: Promise<void> | void;
   try {
-    await serve(answering, record);
+    pending = serve(answering, record);
   } catch (err) {
-    if (record !== undefined) record.error = err instanceof GatewayError ? err.code : 'internal';
-    if (!answering.responded) sendFailure(answering, err, gw.log);
-  } finally {
-    if (record !== undefined) gw.records.close(record, ex.aborted, ex.status);
+    failed(gw, answering, record, err);
+    closed(gw, ex, record);
+    return;
   }
+  if (pending === undefined) {
+    closed(gw, ex, record);
+    return;
+  }
+  return pending.then(
+    () => closed(gw, ex, record),
+    (err: unknown) => {
+      failed(gw, answering, record, err);
+      closed(gw, ex, record);
+    },
+  );
+}
+
+/** A refusal or a failure, answered as problem+json unless an answer already began. */
+function failed(gw: GatewayContext, answering: Exchange, record: RequestRecord | undefined, err: unknown): void {
+  if (record !== undefined) record.error = err instanceof GatewayError ? err.code : 'internal';
+  if (!answering.responded) sendFailure(answering, err, gw.log);
+}
+
+function closed(gw: GatewayContext, ex: Exchange, record: RequestRecord | undefined): void {
+  if (record !== undefined) gw.records.close(record, ex.aborted, ex.status);
 }
 
 /** Who called a gateway API, as the record names them: the account, and the token of a machine. */

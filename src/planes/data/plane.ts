@@ -10,6 +10,7 @@ import { addSessionEndpoints } from '../shared/session-endpoints.ts';
 import { checkOrigin } from '../shared/origin.ts';
 import { addProbes } from '../probes.ts';
 import { notePrincipal, serveRecorded, type RecordedHandler } from '../recorded.ts';
+import type { RequestRecord } from '../../pipeline/request-record.ts';
 import { hstsValue, redirectTarget, withHsts } from './https-policy.ts';
 import { clientOf } from '../forwarded.ts';
 import { answerAcmeChallenge } from '../acme-challenge.ts';
@@ -50,10 +51,36 @@ function appPrincipal(gw: GatewayContext, ex: Exchange, auth: 'none' | 'session'
  * listens (endpoint audit), each exchange has a request record, closed after its answer.
  */
 export function dataPlane(gw: GatewayContext, pools: UpstreamPools): ExchangeHandler {
-  const own = ownRouter(gw);
-  const ownPaths = new Set(own.routes.map((r) => r.pattern));
+  const ownApi = ownRouter(gw);
+  const ownPaths = new Set(ownApi.routes.map((r) => r.pattern));
 
-  const serve: RecordedHandler = async (ex, record) => {
+  /** Through the pipeline to the route's service: refused at once (a throw), or the relay's promise. */
+  const proxy = (ex: Exchange, record: RequestRecord | undefined): Promise<void> => {
+    const client = clientOf(gw.certs.view, 'app', ex);
+    if (record !== undefined) record.client = client.address;
+    const { upstream } = pass(gw.config.view, pools, {
+      method: ex.method,
+      host: ex.headers.host,
+      path: ex.path,
+      query: ex.query,
+      headers: ex.headers,
+      client,
+      issuer: gw.certs.view.issuer,
+      who: { kind: 'presented', authorization: ex.headers.authorization, appCookie: ex.headers.cookie && cookieOf(ex, APP_COOKIE) },
+      ownCookies: OWN_COOKIES,
+    }, gw.clock.now(), record);
+    if (record !== undefined) gw.records.passed(record);
+    return relay(ex, upstream, record);
+  };
+
+  /** One of the gateway's own addresses, or (another method on it) the pipeline. */
+  const own = async (ex: Exchange, record: RequestRecord | undefined): Promise<void> => {
+    if (await serveApi(ownApi, ex, (doc) => notePrincipal(record, appPrincipal(gw, ex, doc.auth)))) return;
+    await proxy(ex, record);
+  };
+
+  // Not async: the common request goes from the door to the relay without a wait of its own.
+  const serve: RecordedHandler = (ex, record) => {
     if (answerAcmeChallenge(gw, ex)) return;
     if (!ex.secure) {
       const target = redirectTarget(gw, ex);
@@ -62,20 +89,8 @@ export function dataPlane(gw: GatewayContext, pools: UpstreamPools): ExchangeHan
         return;
       }
     }
-    if (ownPaths.has(ex.path) && (await serveApi(own, ex, (doc) => notePrincipal(record, appPrincipal(gw, ex, doc.auth))))) return;
-    const { upstream } = pass(gw.config.view, pools, {
-      method: ex.method,
-      host: ex.headers.host,
-      path: ex.path,
-      query: ex.query,
-      headers: ex.headers,
-      client: clientOf(gw.certs.view, 'app', ex),
-      issuer: gw.certs.view.issuer,
-      who: { kind: 'presented', authorization: ex.headers.authorization, appCookie: ex.headers.cookie && cookieOf(ex, APP_COOKIE) },
-      ownCookies: OWN_COOKIES,
-    }, gw.clock.now(), record);
-    if (record !== undefined) gw.records.passed(record);
-    await relay(ex, upstream, record);
+    if (ownPaths.has(ex.path)) return own(ex, record);
+    return proxy(ex, record);
   };
 
   // Every answer of an HTTPS door carries the HSTS value, refusals included (spec 1.2 rule 12).

@@ -1,0 +1,259 @@
+/**
+ * One request on a uWS door, as the Exchange the pipeline sees. A class rather than an object of
+ * closures: every request on the data plane makes one, and its methods live once on the prototype
+ * instead of a dozen functions and their context per request (bench/RESULTS.md, "The floor").
+ */
+import type * as uWS from 'uWebSockets.js';
+import type { PlaneName } from '../settings/settings.ts';
+import { BodyQueue } from './body-queue.ts';
+import type { InFlight } from './in-flight.ts';
+import { StatedLengthBody } from './uws-stated-length.ts';
+import { CLOSING, bodiless, doorOwned, headLength, statusLine } from './answer-rules.ts';
+import { GatewayError } from './errors.ts';
+import type { Exchange, OutgoingHeaders } from './exchange.ts';
+
+/**
+ * 204 and 304 carry no body, and a 204 must not announce a length (RFC 9110 8.6): end() would
+ * write `Content-Length: 0`, endWithoutBody() writes none. On a connection about to close (a
+ * draining gateway) end() stays, because endWithoutBody() cannot close it.
+ */
+function endBodiless(res: uWS.HttpResponse, closing: boolean): void {
+  if (closing) res.end('', true);
+  else res.endWithoutBody();
+}
+
+export function writeHeaders(res: uWS.HttpResponse, headers: OutgoingHeaders): void {
+  for (const name in headers) {
+    const value = headers[name]!;
+    // uWS writes content-length itself from what end() receives, and its own Date.
+    if (doorOwned(name, value)) continue;
+    if (typeof value === 'string') res.writeHeader(name, value);
+    else for (const v of value) res.writeHeader(name, v);
+  }
+}
+
+/** The request's headers, copied (uWS frees them on return); repeated ones joined, cookies with "; ". */
+export function readHeaders(req: uWS.HttpRequest): Record<string, string> {
+  const headers: Record<string, string> = {};
+  req.forEach((k, v) => {
+    const prev = headers[k];
+    headers[k] = prev === undefined ? v : `${prev}${k === 'cookie' ? '; ' : ', '}${v}`;
+  });
+  return headers;
+}
+
+async function* noBody(): AsyncGenerator<Uint8Array> {}
+
+export class UwsExchange implements Exchange {
+  readonly method: string;
+  readonly path: string;
+  readonly query: string;
+  readonly headers: Record<string, string>;
+  readonly remoteAddress: string;
+  readonly secure = false;
+  readonly receivedAt: number;
+  aborted = false;
+  responded = false;
+  status = 0;
+
+  /** Still counted in the door's flight. */
+  #counted = true;
+  #abortHandlers: Array<() => void> | null = null;
+  #headSent = false;
+  #bodilessHead = false;
+  /** Made by writeHead for a streamed answer of a stated length only (see uws-stated-length.ts). */
+  #stated: StatedLengthBody | undefined = undefined;
+  /**
+   * The status and headers writeHead was given, not written yet: they go out in the same write as
+   * the first piece of the body (one send instead of two). uWS completes a head only with a body
+   * write; a stated length can be sent with none, so when no body came in the same turn (a
+   * service that answers its head first, then computes or streams), the head goes alone.
+   */
+  #pendingStatus = 0;
+  #pendingHeaders: OutgoingHeaders | null = null;
+  readonly #queue: BodyQueue | undefined;
+
+  constructor(
+    private readonly res: uWS.HttpResponse,
+    req: uWS.HttpRequest,
+    readonly plane: PlaneName,
+    private readonly flight: InFlight,
+    now: number,
+  ) {
+    flight.enter();
+    const headers = readHeaders(req);
+    this.headers = headers;
+    this.method = req.getCaseSensitiveMethod().toUpperCase();
+    this.path = req.getUrl();
+    this.query = req.getQuery() ?? '';
+    this.remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
+    this.receivedAt = now;
+    // Without Content-Length or Transfer-Encoding a request has no body (RFC 9112 6.3): no queue
+    // and no onData, which uWS would call once with an empty buffer (a copy and closures per request).
+    const length = headers['content-length'];
+    const bodyless = headers['transfer-encoding'] === undefined && (length === undefined || length === '0');
+    const queue = bodyless ? undefined : new BodyQueue(() => { if (this.#alive()) res.pause(); }, () => { if (this.#alive()) res.resume(); });
+    this.#queue = queue;
+    res.onAborted(() => this.#onAborted());
+    if (queue) {
+      res.onData((ab, last) => {
+        // The ArrayBuffer is only valid inside this callback: copy it.
+        queue.push(new Uint8Array(ab.slice(0)), last);
+      });
+    }
+  }
+
+  #onAborted(): void {
+    this.aborted = true;
+    this.#queue?.fail(new Error('the client closed the connection'));
+    this.#finish();
+    const handlers = this.#abortHandlers;
+    this.#abortHandlers = null;
+    if (handlers) for (const fn of handlers) fn();
+  }
+
+  /** Out of the door's flight (once). */
+  #finish(): void {
+    if (!this.#counted) return;
+    this.#counted = false;
+    this.flight.leave();
+  }
+
+  /**
+   * After onAborted or a completed end() the uWS response object is dead: touching it throws from
+   * inside uWS. Body chunks may still arrive after an early answer (a refused upload), so flow
+   * control checks first.
+   */
+  #alive(): boolean {
+    return !this.aborted && !this.responded && this.#stated?.complete !== true;
+  }
+
+  #headOut(): void {
+    const hdrs = this.#pendingHeaders;
+    if (hdrs === null) return;
+    this.#pendingHeaders = null;
+    this.res.writeStatus(statusLine(this.#pendingStatus));
+    writeHeaders(this.res, hdrs);
+    if (this.flight.draining) writeHeaders(this.res, CLOSING);
+  }
+
+  onAbort(fn: () => void): void {
+    if (this.aborted) fn();
+    else (this.#abortHandlers ??= []).push(fn);
+  }
+
+  async readBody(limit: number): Promise<Buffer> {
+    const declared = Number(this.headers['content-length'] ?? 0);
+    if (declared > limit) throw new GatewayError('body.too-large', `The request body may be at most ${limit} bytes.`);
+    const parts: Uint8Array[] = [];
+    let size = 0;
+    if (!this.#queue) return Buffer.alloc(0);
+    for await (const chunk of this.#queue.stream()) {
+      size += chunk.byteLength;
+      if (size > limit) throw new GatewayError('body.too-large', `The request body may be at most ${limit} bytes.`);
+      parts.push(chunk);
+    }
+    return Buffer.concat(parts);
+  }
+
+  bodyStream(): AsyncIterable<Uint8Array> {
+    return this.#queue ? this.#queue.stream() : noBody();
+  }
+
+  send(status: number, hdrs: OutgoingHeaders, body?: string | Uint8Array): void {
+    if (this.aborted || this.responded) return;
+    this.responded = true;
+    this.status = status;
+    const res = this.res;
+    const draining = this.flight.draining;
+    res.cork(() => {
+      res.writeStatus(statusLine(status));
+      writeHeaders(res, hdrs);
+      if (draining) writeHeaders(res, CLOSING);
+      if (this.method === 'HEAD') {
+        // endWithoutBody(length) closes the connection in this uWS build, the next request on it
+        // lost: the length goes as a header of our own, unless the connection closes anyway.
+        if (draining) res.endWithoutBody(headLength(hdrs, body), true);
+        else {
+          res.writeHeader('content-length', String(headLength(hdrs, body)));
+          res.endWithoutBody();
+        }
+      } else if (bodiless(status)) {
+        endBodiless(res, draining);
+      } else {
+        res.end(body ?? '', draining);
+      }
+    });
+    this.#finish();
+  }
+
+  writeHead(status: number, hdrs: OutgoingHeaders): void {
+    if (this.aborted || this.responded || this.#headSent) return;
+    this.#headSent = true;
+    this.status = status;
+    this.#bodilessHead = bodiless(status);
+    const length = hdrs['content-length'];
+    const total = !this.#bodilessHead && this.method !== 'HEAD' && typeof length === 'string' && /^[0-9]{1,15}$/.test(length) ? Number(length) : 0;
+    this.#pendingStatus = status;
+    this.#pendingHeaders = hdrs;
+    if (total > 0) {
+      const body = new StatedLengthBody(this.res, total, () => {
+        this.responded = true;
+        this.#finish();
+      }, () => this.#headOut());
+      this.#stated = body;
+      this.onAbort(() => body.abandon());
+      queueMicrotask(() => {
+        if (this.#pendingHeaders !== null && this.#alive()) body.open();
+      });
+    }
+  }
+
+  write(chunk: Uint8Array): boolean {
+    if (this.aborted || this.responded) return true;
+    if (this.#stated) return this.#stated.write(chunk);
+    let ok = true;
+    this.res.cork(() => {
+      this.#headOut();
+      ok = this.res.write(chunk);
+    });
+    return ok;
+  }
+
+  drained(): Promise<void> {
+    if (this.aborted || this.responded) return Promise.resolve();
+    if (this.#stated) return this.#stated.drained();
+    return new Promise<void>((resolve) => {
+      let done = false;
+      const finishWait = () => { if (!done) { done = true; resolve(); } };
+      this.res.onWritable(() => { finishWait(); return true; });
+      this.onAbort(finishWait);
+    });
+  }
+
+  end(chunk?: Uint8Array): void {
+    if (this.aborted || this.responded) return;
+    const stated = this.#stated;
+    if (stated) {
+      if (chunk && chunk.byteLength > 0) stated.write(chunk);
+      stated.end();
+      return;
+    }
+    this.responded = true;
+    const res = this.res;
+    res.cork(() => {
+      this.#headOut();
+      if (this.#bodilessHead) endBodiless(res, this.flight.draining);
+      else res.end(chunk ?? '', this.flight.draining);
+    });
+    this.#finish();
+  }
+
+  abort(): void {
+    if (this.aborted || this.responded) return;
+    this.responded = true;
+    // A body that already reached its stated length ended the response; there is nothing left to cut.
+    if (this.#stated?.complete !== true) this.res.close();
+    this.#finish();
+  }
+}
