@@ -24,6 +24,19 @@ test('a batch keeps each (route, method, path) once and four numbers a sample; n
   assert.deepEqual(b.take().keys, [['shop', 'POST', '/a']]);
 });
 
+test('a sample of the next 5 s interval says the batch should go first; an empty batch has no interval', () => {
+  const b = new SampleBuffer();
+  assert.equal(b.startsInterval(12_000), false, 'nothing gathered');
+  b.add({ route: 'shop', method: 'GET', path: '/a', outcome: 'ok', us: 1, at: 10_000 });
+  assert.equal(b.startsInterval(14_999), false, 'the same interval');
+  assert.equal(b.startsInterval(15_000), true, 'the next interval begins at 15 s');
+  assert.equal(b.startsInterval(9_999), true, 'a sample of the interval before');
+  b.take();
+  assert.equal(b.startsInterval(15_000), false, 'taken: nothing gathered again');
+  b.add({ route: 'shop', method: 'GET', path: '/a', outcome: 'ok', us: 1, at: 15_000 });
+  assert.equal(b.startsInterval(19_999), false);
+});
+
 test('a gatherer tells at its size at once, and on flush; nothing when nothing was gathered', () => {
   const told: number[][] = [];
   let items: number[] = [];

@@ -15,7 +15,12 @@ import type { MetricsCalls, MetricsEvent, MetricsInit, MetricsInput, MetricsTell
 import { SampleBuffer } from './samples.ts';
 import { Gatherer } from '../../workers/gather.ts';
 
-/** A batch of samples goes out this often, or at this size. */
+/**
+ * A batch of samples goes out this often, or at this size, or when the first sample of the next
+ * 5 s interval comes: an interval's last samples then reach the ring as it closes the interval
+ * rather than a batch later. (100 ms instead of 20 measured no clearer than the runs' spread,
+ * bench/RESULTS.md, "The floor".)
+ */
 const FLUSH_MS = 20;
 const BATCH_MAX = 5_000;
 
@@ -42,9 +47,9 @@ export class MetricsClient {
           }
         }
       },
-      // One message per batch of samples (every FLUSH_MS at most): room for five seconds of them
-      // while the actor restarts.
-      oneWay: { capacity: 5_000 / FLUSH_MS, batch: 1 },
+      // One message per batch of samples (every FLUSH_MS at most, and at an interval's edge): room
+      // for five seconds of them while the actor restarts.
+      oneWay: { capacity: 5_000 / FLUSH_MS + 2, batch: 1 },
       // A restarted ring has lost its routes' declared endpoints: they are told again.
       onReady: () => { if (this.#declared !== '') void this.#tellDeclared(JSON.parse(this.#declared) as Record<string, Templated[]>); },
       // Calls and clock moves see every sample recorded before them.
@@ -59,6 +64,7 @@ export class MetricsClient {
 
   /** One exchange's measure: gathered, sent with the others of the next FLUSH_MS. */
   record(input: MetricsInput): void {
+    if (this.#buffer.startsInterval(input.at)) this.#gather.flush();
     this.#buffer.add(input);
     this.#gather.added();
   }

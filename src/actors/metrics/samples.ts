@@ -5,6 +5,7 @@
  * rate; the actor names each distinct path once per batch instead of once per exchange.
  */
 import type { Outcome } from '../../log/access.ts';
+import { INTERVAL_MS } from '../../core/metrics/curve.ts';
 import type { MetricsInput, SampleBatch } from './messages.ts';
 
 export const OUTCOMES: readonly Outcome[] = ['ok', 'refused', 'rejected', 'failed', 'upstream-down'];
@@ -20,8 +21,19 @@ export class SampleBuffer {
   #ids = new Map<string | null, Map<string, Map<string | null, number>>>();
   #keys: Array<readonly [string | null, string, string | null]> = [];
   #numbers: number[] = [];
+  /** The 5 s interval of the samples gathered, -1 while none is. */
+  #interval = -1;
+
+  /**
+   * A sample ending at `at` belongs to another interval than those gathered: the batch should go
+   * first, so that an interval's last samples reach the ring as it closes the interval.
+   */
+  startsInterval(at: number): boolean {
+    return this.#interval !== -1 && Math.floor(at / INTERVAL_MS) !== this.#interval;
+  }
 
   add(input: MetricsInput): void {
+    this.#interval = Math.floor(input.at / INTERVAL_MS);
     let methods = this.#ids.get(input.route);
     if (methods === undefined) this.#ids.set(input.route, (methods = new Map()));
     let paths = methods.get(input.method);
@@ -41,6 +53,7 @@ export class SampleBuffer {
     this.#ids = new Map();
     this.#keys = [];
     this.#numbers = [];
+    this.#interval = -1;
     return batch;
   }
 }
