@@ -214,15 +214,13 @@ class RelayHandler implements Dispatcher.DispatchHandler {
     private readonly ex: Exchange,
     private readonly call: UpstreamCall,
     private readonly record: RequestRecord | undefined,
-    private readonly resolve: () => void,
-    private readonly reject: (err: unknown) => void,
+    private readonly end: RelayEnd,
   ) {}
 
   private done(err?: unknown): void {
     if (this.settled) return;
     this.settled = true;
-    if (err === undefined) this.resolve();
-    else this.reject(err);
+    this.end.relayEnded(this.ex, this.record, err);
   }
 
   /** The client went away: the call is abandoned. */
@@ -303,26 +301,40 @@ class RelayHandler implements Dispatcher.DispatchHandler {
 }
 
 /**
- * Sends the call and relays the answer to `ex`. Resolves when the answer is complete; rejects
- * with a GatewayError only while nothing has been sent to the client yet. `record`, when the
- * request has one, learns the status sent and the bytes, and keeps the body's first bytes aside
- * when an observer asked (`bodyLimit`); the body still streams on untouched.
+ * Told once when a relayed answer is over: `err` is a GatewayError only while nothing was sent to
+ * the client yet (it is then the caller's to answer). One object per plane, not per request.
  */
-export function relay(ex: Exchange, call: UpstreamCall, record?: RequestRecord): Promise<void> {
-  // A request without a body is sent in the same turn: no wait, no promise of its own.
-  const body = requestBody(ex, record);
-  return body instanceof Promise ? body.then((b) => send(ex, call, record, b)) : send(ex, call, record, body);
+export interface RelayEnd {
+  relayEnded(ex: Exchange, record: RequestRecord | undefined, err?: unknown): void;
 }
 
-function send(ex: Exchange, call: UpstreamCall, record: RequestRecord | undefined, body: RequestBody): Promise<void> {
+/**
+ * Sends the call and relays the answer to `ex`, then tells `end`. `record`, when the request has
+ * one, learns the status sent and the bytes, and keeps the body's first bytes aside when an
+ * observer asked (`bodyLimit`); the body still streams on untouched. No promise is made for a
+ * request without a body: it is sent in the same turn, and its end told by the handler (each
+ * promise and await on this path measured, bench/RESULTS.md "The floor").
+ */
+export function relayTo(ex: Exchange, call: UpstreamCall, record: RequestRecord | undefined, end: RelayEnd): void {
+  const body = requestBody(ex, record);
+  if (body instanceof Promise) body.then((b) => send(ex, call, record, b, end), (err: unknown) => end.relayEnded(ex, record, err));
+  else send(ex, call, record, body, end);
+}
+
+/** `relayTo` as a promise: resolves when the answer is complete, rejects as `relayEnded` is told an error. */
+export function relay(ex: Exchange, call: UpstreamCall, record?: RequestRecord): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    call.pools.client(call.origin).dispatch({
-      path: call.path,
-      method: call.method,
-      headers: call.headers,
-      body: body as H1Request['body'],
-      headersTimeout: call.timeoutMs,
-      bodyTimeout: call.timeoutMs,
-    }, new RelayHandler(ex, call, record, resolve, reject));
+    relayTo(ex, call, record, { relayEnded: (_ex, _record, err) => (err === undefined ? resolve() : reject(err)) });
   });
+}
+
+function send(ex: Exchange, call: UpstreamCall, record: RequestRecord | undefined, body: RequestBody, end: RelayEnd): void {
+  call.pools.client(call.origin).dispatch({
+    path: call.path,
+    method: call.method,
+    headers: call.headers,
+    body: body as H1Request['body'],
+    headersTimeout: call.timeoutMs,
+    bodyTimeout: call.timeoutMs,
+  }, new RelayHandler(ex, call, record, end));
 }

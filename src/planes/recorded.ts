@@ -8,21 +8,46 @@ import { GatewayError } from '../http/errors.ts';
 import type { Exchange } from '../http/exchange.ts';
 import { sendFailure } from '../http/respond.ts';
 import type { RequestRecord } from '../pipeline/request-record.ts';
+import type { RelayEnd } from '../pipeline/upstream.ts';
+import { errorAttrs } from '../log/logger.ts';
 import type { GatewayContext } from './context.ts';
 import type { Principal } from './principal.ts';
 
-export type RecordedHandler = (ex: Exchange, record: RequestRecord | undefined) => Promise<void> | void;
+/**
+ * What `serve` returns: nothing once the answer is over, a promise of its end, or RELAYED when it
+ * handed the exchange to the relay with the plane's `relayEnd(gw)`, which closes the record then.
+ */
+export const RELAYED = Symbol('relayed');
+export type RecordedHandler = (ex: Exchange, record: RequestRecord | undefined) => Promise<void> | void | typeof RELAYED;
+
+/**
+ * The end of a relayed answer for `serveRecorded`: a failure before anything was sent is answered,
+ * and the record closed. Made once per plane; what it throws is logged, never thrown into the
+ * upstream client that tells it.
+ */
+export function relayEnd(gw: GatewayContext): RelayEnd {
+  return {
+    relayEnded(ex, record, err) {
+      try {
+        if (err !== undefined) failed(gw, ex, record, err);
+        closed(gw, ex, record);
+      } catch (thrown) {
+        gw.log.error('the end of a relayed answer could not be handled', errorAttrs(thrown));
+      }
+    },
+  };
+}
 
 /**
  * `answerOn` gives the exchange the plane answers on, when it adds to every answer (the data
  * plane's HSTS): refusals and failures go out through it too. Not an async function: a request
- * the pipeline refuses is answered in the same turn, and a relayed one waits on the relay's own
- * promise only (each async frame on this path measured, bench/RESULTS.md).
+ * the pipeline refuses is answered in the same turn, and a relayed one is closed by the relay's
+ * end (each promise and async frame on this path measured, bench/RESULTS.md).
  */
 export function serveRecorded(gw: GatewayContext, ex: Exchange, serve: RecordedHandler, answerOn?: (ex: Exchange) => Exchange): Promise<void> | void {
   const record = gw.records.open(ex);
   const answering = answerOn === undefined ? ex : answerOn(ex);
-  let pending: Promise<void> | void;
+  let pending: Promise<void> | void | typeof RELAYED;
   try {
     pending = serve(answering, record);
   } catch (err) {
@@ -30,6 +55,7 @@ export function serveRecorded(gw: GatewayContext, ex: Exchange, serve: RecordedH
     closed(gw, ex, record);
     return;
   }
+  if (pending === RELAYED) return;
   if (pending === undefined) {
     closed(gw, ex, record);
     return;

@@ -3,13 +3,13 @@ import type { Exchange, ExchangeHandler } from '../../http/exchange.ts';
 import { serveApi } from '../../http/respond.ts';
 import { Router } from '../../http/router.ts';
 import { pass } from '../../pipeline/pass.ts';
-import { relay, type UpstreamPools } from '../../pipeline/upstream.ts';
+import { relay, relayTo, type UpstreamCall, type UpstreamPools } from '../../pipeline/upstream.ts';
 import type { GatewayContext } from '../context.ts';
 import { ANONYMOUS_PRINCIPAL, cookieOf, SESSION_COOKIES, sessionPrincipal, type Principal } from '../principal.ts';
 import { addSessionEndpoints } from '../shared/session-endpoints.ts';
 import { checkOrigin } from '../shared/origin.ts';
 import { addProbes } from '../probes.ts';
-import { notePrincipal, serveRecorded, type RecordedHandler } from '../recorded.ts';
+import { notePrincipal, RELAYED, relayEnd, serveRecorded, type RecordedHandler } from '../recorded.ts';
 import type { RequestRecord } from '../../pipeline/request-record.ts';
 import { hstsValue, redirectTarget, withHsts } from './https-policy.ts';
 import { clientOf } from '../forwarded.ts';
@@ -54,8 +54,8 @@ export function dataPlane(gw: GatewayContext, pools: UpstreamPools): ExchangeHan
   const ownApi = ownRouter(gw);
   const ownPaths = new Set(ownApi.routes.map((r) => r.pattern));
 
-  /** Through the pipeline to the route's service: refused at once (a throw), or the relay's promise. */
-  const proxy = (ex: Exchange, record: RequestRecord | undefined): Promise<void> => {
+  /** Through the pipeline to the route's service: refused at once (a throw), else relayed. */
+  const passed = (ex: Exchange, record: RequestRecord | undefined): UpstreamCall => {
     const client = clientOf(gw.certs.view, 'app', ex);
     if (record !== undefined) record.client = client.address;
     const { upstream } = pass(gw.config.view, pools, {
@@ -70,16 +70,18 @@ export function dataPlane(gw: GatewayContext, pools: UpstreamPools): ExchangeHan
       ownCookies: OWN_COOKIES,
     }, gw.clock.now(), record);
     if (record !== undefined) gw.records.passed(record);
-    return relay(ex, upstream, record);
+    return upstream;
   };
+  const ended = relayEnd(gw);
 
   /** One of the gateway's own addresses, or (another method on it) the pipeline. */
   const own = async (ex: Exchange, record: RequestRecord | undefined): Promise<void> => {
     if (await serveApi(ownApi, ex, (doc) => notePrincipal(record, appPrincipal(gw, ex, doc.auth)))) return;
-    await proxy(ex, record);
+    await relay(ex, passed(ex, record), record);
   };
 
-  // Not async: the common request goes from the door to the relay without a wait of its own.
+  // No promise of its own: the common request goes from the door to the relay in one turn, and
+  // the relay's end closes its record.
   const serve: RecordedHandler = (ex, record) => {
     if (answerAcmeChallenge(gw, ex)) return;
     if (!ex.secure) {
@@ -90,7 +92,8 @@ export function dataPlane(gw: GatewayContext, pools: UpstreamPools): ExchangeHan
       }
     }
     if (ownPaths.has(ex.path)) return own(ex, record);
-    return proxy(ex, record);
+    relayTo(ex, passed(ex, record), record, ended);
+    return RELAYED;
   };
 
   // Every answer of an HTTPS door carries the HSTS value, refusals included (spec 1.2 rule 12).
