@@ -317,8 +317,19 @@ export interface RelayEnd {
  */
 export function relayTo(ex: Exchange, call: UpstreamCall, record: RequestRecord | undefined, end: RelayEnd): void {
   const body = requestBody(ex, record);
-  if (body instanceof Promise) body.then((b) => send(ex, call, record, b, end), (err: unknown) => end.relayEnded(ex, record, err));
-  else send(ex, call, record, body, end);
+  if (!(body instanceof Promise)) {
+    // A throw here reaches the caller, who answers it.
+    send(ex, call, record, body, end);
+    return;
+  }
+  // After the wait nobody is left to catch a throw: the end is told instead.
+  body.then((b) => {
+    try {
+      send(ex, call, record, b, end);
+    } catch (err) {
+      end.relayEnded(ex, record, err);
+    }
+  }, (err: unknown) => end.relayEnded(ex, record, err));
 }
 
 /** `relayTo` as a promise: resolves when the answer is complete, rejects as `relayEnded` is told an error. */
