@@ -29,8 +29,8 @@ export function relayEnd(gw: GatewayContext): RelayEnd {
   return {
     relayEnded(ex, record, err) {
       try {
-        if (err !== undefined) failed(gw, ex, record, err);
-        closed(gw, ex, record);
+        if (err !== undefined) refused(gw, ex, record, err);
+        else closed(gw, ex, record);
       } catch (thrown) {
         gw.log.error('the end of a relayed answer could not be handled', errorAttrs(thrown));
       }
@@ -51,28 +51,25 @@ export function serveRecorded(gw: GatewayContext, ex: Exchange, serve: RecordedH
   try {
     pending = serve(answering, record);
   } catch (err) {
-    failed(gw, answering, record, err);
-    closed(gw, ex, record);
+    refused(gw, answering, record, err);
     return;
   }
   if (pending === RELAYED) return;
   if (pending === undefined) {
-    closed(gw, ex, record);
+    closed(gw, answering, record);
     return;
   }
-  return pending.then(
-    () => closed(gw, ex, record),
-    (err: unknown) => {
-      failed(gw, answering, record, err);
-      closed(gw, ex, record);
-    },
-  );
+  return pending.then(() => closed(gw, answering, record), (err: unknown) => refused(gw, answering, record, err));
 }
 
-/** A refusal or a failure, answered as problem+json unless an answer already began. */
-function failed(gw: GatewayContext, answering: Exchange, record: RequestRecord | undefined, err: unknown): void {
+/**
+ * A refusal or a failure, answered as problem+json unless an answer already began, then the
+ * record closed. `answering` reads the door's own exchange underneath for its state.
+ */
+function refused(gw: GatewayContext, answering: Exchange, record: RequestRecord | undefined, err: unknown): void {
   if (record !== undefined) record.error = err instanceof GatewayError ? err.code : 'internal';
   if (!answering.responded) sendFailure(answering, err, gw.log);
+  closed(gw, answering, record);
 }
 
 function closed(gw: GatewayContext, ex: Exchange, record: RequestRecord | undefined): void {
