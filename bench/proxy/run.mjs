@@ -9,10 +9,13 @@
 //   meerkat    the gateway: `sh -c "$MEERKAT_CMD"` [default: start-meerkat.mjs, which runs dist/src/cli.js with a
 //              protected route], PROXY_CPU (gets BENCH_UPSTREAM / BENCH_PORT); its `BENCH_HEADER Name: value` stdout
 //              lines are added to the request headers (the bearer token). In TARGETS by default when dist/ is built.
+//   meerkat-base  only when listed in TARGETS: another build of the gateway, `sh -c "$MEERKAT_BASE_CMD"` (e.g.
+//              `exec node <other checkout>/bench/proxy/start-meerkat.mjs`), started like meerkat: two builds in one run
 //   direct     only when listed in TARGETS: wrk straight at the upstream (ceiling of this box, no proxy)
 // and drives each target with `wrk -t1 -cN -dS --latency` (pinned on LOAD_CPU, with the upstream), targets
 // alternating within each round. Prints medians over rounds, ratios vs nginx and vs bare-uws, and every run.
-// PAIRS=N adds N side-by-side rounds: bare-uws and each other target loaded at once, compared by CPU per request.
+// PAIRS=N adds N side-by-side rounds: bare-uws (or PAIR_BASE) and each other target loaded at once, compared by
+// CPU per request.
 // Everything started is in its own process group and is stopped by that id on exit, Ctrl-C, error or watchdog.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -45,6 +48,9 @@ const load = LOADS[LOAD];
 const cfg = {
   ...commonConfig(),
   meerkatCmd: env.MEERKAT_CMD || '',
+  meerkatBaseCmd: env.MEERKAT_BASE_CMD || '',
+  // The target the side-by-side rounds compare every other one with.
+  pairBase: env.PAIR_BASE || 'bare-uws',
   meerkatCmdDefault: false, // true when meerkatCmd is the built-in start-meerkat.mjs
   meerkatUrl: env.MEERKAT_URL || `http://127.0.0.1:{BENCH_PORT}/${load.path}`,
   meerkatHeaders: (env.MEERKAT_HEADERS || '').split(/\r?\n|\\n/).map((s) => s.trim()).filter(Boolean),
@@ -57,8 +63,10 @@ const cfg = {
 };
 for (const h of cfg.meerkatHeaders) if (!HEADER_RE.test(h)) die(`MEERKAT_HEADERS: "${h}" is not "Name: value"`);
 
-const ALL = ['direct', 'nginx', 'bare-uws', 'floor', 'meerkat'];
-const NODE_TARGETS = new Set(['bare-uws', 'floor', 'meerkat']);
+const ALL = ['direct', 'nginx', 'bare-uws', 'floor', 'meerkat', 'meerkat-base'];
+const NODE_TARGETS = new Set(['bare-uws', 'floor', 'meerkat', 'meerkat-base']);
+/** The gateway's builds: started by a command, their BENCH_HEADER lines read. */
+const GATEWAYS = new Set(['meerkat', 'meerkat-base']);
 // The gateway's compiled CLI: with it (and no MEERKAT_CMD), meerkat is benchmarked by default through start-meerkat.mjs.
 const GATEWAY_CLI = path.join(REPO, 'dist', 'src', 'cli.js');
 const built = fs.existsSync(GATEWAY_CLI);
@@ -71,11 +79,13 @@ if (targets.includes('meerkat') && !cfg.meerkatCmd) {
   cfg.meerkatCmd = `exec ${JSON.stringify(process.execPath)} bench/proxy/start-meerkat.mjs`;
   cfg.meerkatCmdDefault = true;
 }
+if (targets.includes('meerkat-base') && !cfg.meerkatBaseCmd) die('TARGETS has meerkat-base: set MEERKAT_BASE_CMD to the command that starts the other build');
+if (cfg.pairs > 0 && !targets.includes(cfg.pairBase)) die(`PAIR_BASE: "${cfg.pairBase}" is not in TARGETS`);
 if (cfg.meerkatCmd) assertLoopback(cfg.meerkatUrl.replaceAll('{BENCH_PORT}', '1').replaceAll('${BENCH_PORT}', '1'), 'MEERKAT_URL');
 checkPinning(cfg);
 const warmOf = (t) => (NODE_TARGETS.has(t) ? cfg.warmupNode : cfg.warmup);
 const runSlot = cfg.duration + cfg.cooldown + 3;
-const maxSeconds = num('MAX_SECONDS', Math.ceil(60 + cfg.waitIdle + (targets.includes('meerkat') ? cfg.meerkatReady : 0)
+const maxSeconds = num('MAX_SECONDS', Math.ceil(60 + cfg.waitIdle + targets.filter((t) => GATEWAYS.has(t)).length * cfg.meerkatReady
   + targets.reduce((s, t) => s + warmOf(t) + cfg.cooldown + 3, 0) + (cfg.rounds * targets.length + cfg.retries) * runSlot
   + pairsSeconds(cfg, targets, runSlot + cfg.settleTimeout)), 10);
 
@@ -90,7 +100,7 @@ async function main() {
   if (targets.includes('meerkat') && cfg.meerkatCmdDefault && staleBuild(path.join(REPO, 'src'), GATEWAY_CLI)) {
     log('WARNING: some src/ file is newer than dist/: meerkat runs the last build (npm run build to refresh it)');
   }
-  const [upPort, ngxPort, meerkatPort] = await freePorts(3);
+  const [upPort, ngxPort, meerkatPort, basePort] = await freePorts(4);
   const upstreamUrl = `http://127.0.0.1:${upPort}/`;
 
   // upstream
@@ -122,34 +132,36 @@ async function main() {
     const port = (await waitLine(p, /listening on 127\.0\.0\.1:(\d+)/))[1];
     TGT.floor = { name: 'floor', url: `http://127.0.0.1:${port}/${load.path}`, headers: [], pgid: p.pid, proc: p, wrkArgs };
   }
-  // Meerkat (optional hook)
-  if (targets.includes('meerkat')) {
-    const url = cfg.meerkatUrl.replaceAll('{BENCH_PORT}', String(meerkatPort)).replaceAll('${BENCH_PORT}', String(meerkatPort));
+  // Meerkat (optional hook), and another build of it to compare with
+  const gateway = (name, cmd, port) => {
+    const url = cfg.meerkatUrl.replaceAll('{BENCH_PORT}', String(port)).replaceAll('${BENCH_PORT}', String(port));
     assertLoopback(url, 'MEERKAT_URL');
-    const p = start('meerkat', '/bin/sh', ['-c', cfg.meerkatCmd], {
+    const p = start(name, '/bin/sh', ['-c', cmd], {
       cpu: cfg.proxyCpu,
-      extraEnv: { BENCH_UPSTREAM: upstreamUrl, BENCH_PORT: String(meerkatPort), BENCH_HOST: '127.0.0.1', BENCH_POOL: String(cfg.pool) },
+      extraEnv: { BENCH_UPSTREAM: upstreamUrl, BENCH_PORT: String(port), BENCH_HOST: '127.0.0.1', BENCH_POOL: String(cfg.pool) },
     });
-    TGT.meerkat = { name: 'meerkat', url, headers: cfg.meerkatHeaders, pgid: p.pid, proc: p, wrkArgs };
-  }
+    TGT[name] = { name, url, headers: cfg.meerkatHeaders, pgid: p.pid, proc: p, wrkArgs };
+  };
+  if (targets.includes('meerkat')) gateway('meerkat', cfg.meerkatCmd, meerkatPort);
+  if (targets.includes('meerkat-base')) gateway('meerkat-base', cfg.meerkatBaseCmd, basePort);
   for (const t of targets) {
     if (t === 'direct') continue;
     const T = TGT[t];
     // meerkat: MEERKAT_HEADERS plus the command's BENCH_HEADER lines (which win on the same name), re-read on every
     // attempt; the built-in start-meerkat.mjs always prints one (the token), so wait for it before asking.
-    const hdrs = t !== 'meerkat' ? headerObject(T.headers) : () => {
+    const hdrs = !GATEWAYS.has(t) ? headerObject(T.headers) : () => {
       const printed = benchHeaders(T.proc);
-      if (cfg.meerkatCmdDefault && !printed.length) return null;
+      if ((t === 'meerkat-base' || cfg.meerkatCmdDefault) && !printed.length) return null;
       return headerObject(mergeHeaders(T.headers, printed));
     };
-    const r = await waitHttp(t, T.proc, T.url, { timeoutS: t === 'meerkat' ? cfg.meerkatReady : 10, headers: hdrs });
-    if (t === 'meerkat') {
+    const r = await waitHttp(t, T.proc, T.url, { timeoutS: GATEWAYS.has(t) ? cfg.meerkatReady : 10, headers: hdrs });
+    if (GATEWAYS.has(t)) {
       const printed = benchHeaders(T.proc);
       T.headers = mergeHeaders(T.headers, printed);
-      if (printed.length) log(`meerkat: headers from the command: ${printed.map(headerName).join(', ')} (values not shown)`);
+      if (printed.length) log(`${t}: headers from the command: ${printed.map(headerName).join(', ')} (values not shown)`);
     }
     if (r.body !== expected) {
-      if (t === 'meerkat') log(`WARNING: meerkat answered 200 with a body different from the upstream's: ${JSON.stringify(r.body.slice(0, 200))}`);
+      if (GATEWAYS.has(t)) log(`WARNING: ${t} answered 200 with a body different from the upstream's: ${JSON.stringify(r.body.slice(0, 200))}`);
       else die(`${t}: body differs from the upstream's: ${JSON.stringify(r.body.slice(0, 200))}`);
     }
   }
@@ -158,7 +170,7 @@ async function main() {
 
   // quiet box, warm-up, then rounds: targets alternate, the order rotating each round
   const runs = await measure(cfg, targets, TGT, { warmOf, upstreamPgid: upstreamProc.pid, maxSeconds, runSlot });
-  const pairs = await measurePairs(cfg, 'bare-uws', targets.filter((t) => t !== 'direct'), TGT, { upstreamPgid: upstreamProc.pid, before, after });
+  const pairs = await measurePairs(cfg, cfg.pairBase, targets.filter((t) => t !== 'direct'), TGT, { upstreamPgid: upstreamProc.pid, before, after });
   report(runs, pairs, { wrkV });
 }
 
@@ -183,6 +195,7 @@ function report(runs, pairs, { wrkV }) {
   out.push(`load: wrk -t${cfg.threads} -c${cfg.conns} -d${cfg.duration}s --latency, ${cfg.rounds} round(s), warm-up ${cfg.warmup}s (node targets ${cfg.warmupNode}s); `
     + (cfg.pin ? `proxy on cpu ${cfg.proxyCpu}, upstream + wrk on cpu ${cfg.loadCpu}` : 'no pinning'));
   if (targets.includes('meerkat')) out.push(`meerkat: ${cfg.meerkatCmd}${cfg.meerkatCmdDefault ? ` (${gatewayBuild(REPO, GATEWAY_CLI)})` : ''}`);
+  if (targets.includes('meerkat-base')) out.push(`meerkat-base: ${cfg.meerkatBaseCmd}`);
   out.push(`load ${LOAD}: ${load.title}; proxies: 1 process / 1 nginx worker, ${cfg.pool} upstream keep-alive connections`);
   out.push('');
   out.push(`== median over ${cfg.rounds} round(s) ==`);
@@ -197,7 +210,7 @@ function report(runs, pairs, { wrkV }) {
     for (const ref of refs) hdr.push(`rps/${ref}`, `p50/${ref}`, `p99/${ref}`, `cpu/${ref}`);
     out.push(table(hdr, targets.map((t) => [t, ...refs.flatMap((ref) => [fmt(med[t].rps / med[ref].rps), fmt(med[t].p50 / med[ref].p50), fmt(med[t].p99 / med[ref].p99), fmt(med[t].cpuUsPerReq / med[ref].cpuUsPerReq)])])));
   }
-  out.push(...sideBySide(pairs, 'bare-uws', [], cfg).lines);
+  out.push(...sideBySide(pairs, cfg.pairBase, [], cfg).lines);
   out.push('');
   out.push('== per run: cpu in % of one core over the steady part of the run (pcore/lcore = busy share of the proxy / load core;');
   out.push('   proxy/upstream/wrk = those processes; other = processes this script did not start; +-10% accounting noise) ==');

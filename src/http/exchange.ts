@@ -43,11 +43,15 @@ export interface Exchange extends RequestHead {
   writeHead(status: number, headers: OutgoingHeaders): void;
   /**
    * Writes a chunk. false: the client is slow and the chunk waits in a buffer; stop producing
-   * until `drained()` resolves (back-pressure).
+   * until `drained()` resolves (back-pressure). The relay hands views of a read buffer it reuses,
+   * so: after true the chunk is the caller's again, and an exchange that keeps any of it copies
+   * it; after false the exchange may keep the chunk itself until `drained()` resolves, and the
+   * caller changes none of the chunks it wrote until then (it stops reading its source).
    */
   write(chunk: Uint8Array): boolean;
   /** Resolves when buffered output has gone out (or the client went away). */
   drained(): Promise<void>;
+  /** Ends a streamed answer; `chunk` is the exchange's from then on (never a buffer the caller reuses). */
   end(chunk?: Uint8Array): void;
   /** Cuts the connection: the only honest end for an answer that broke off half-way. */
   abort(): void;

@@ -121,7 +121,8 @@ function exchangeOf(req: IncomingMessage, res: ServerResponse, opts: TlsDoorOpti
     },
     write(chunk) {
       if (ex.aborted || ex.responded || bodilessHead) return true;
-      return res.write(chunk);
+      // Node's response keeps the chunk until the socket took it, and the caller may reuse it (Exchange.write).
+      return res.write(Buffer.from(chunk));
     },
     drained() {
       if (ex.aborted || ex.responded || !res.writableNeedDrain) return Promise.resolve();

@@ -153,7 +153,9 @@ export class UwsExchange implements Exchange {
       if (size > limit) throw new GatewayError('body.too-large', `The request body may be at most ${limit} bytes.`);
       parts.push(chunk);
     }
-    return Buffer.concat(parts);
+    // A body that came in one piece is already the door's own copy: no second one.
+    if (parts.length === 1) return Buffer.from(parts[0]!.buffer, parts[0]!.byteOffset, parts[0]!.byteLength);
+    return Buffer.concat(parts, size);
   }
 
   bodyStream(): AsyncIterable<Uint8Array> {

@@ -28,7 +28,11 @@ export class StatedLengthBody {
     private readonly head: () => void = () => {},
   ) {}
 
-  /** false: the socket is behind, wait for `drained()` before writing more. */
+  /**
+   * false: the socket is behind, wait for `drained()` before writing more. What uWS did not take
+   * waits in the backlog as the caller gave it, not copied: the caller leaves it alone until
+   * `drained()` (Exchange.write).
+   */
   write(chunk: Uint8Array): boolean {
     if (this.complete || this.gone) return true;
     if (this.backlog.length > 0) {

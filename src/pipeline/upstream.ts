@@ -203,7 +203,10 @@ const EMPTY = new Uint8Array(0);
 class RelayHandler implements Dispatcher.DispatchHandler {
   private status = 0;
   private headers: OutgoingHeaders = {};
-  /** The answer's body, kept until its end when it is small enough to go in one write. */
+  /**
+   * The answer's body, kept until its end when it is small enough to go in one write: copies, as
+   * the H1Pool's chunks are views of a read window the next read overwrites.
+   */
   private collected: Buffer[] | undefined = undefined;
   private collectedSize = 0;
   private streaming = false;
@@ -257,7 +260,7 @@ class RelayHandler implements Dispatcher.DispatchHandler {
     if (record !== undefined) record.bytesOut += chunk.byteLength;
     const collected = this.collected;
     if (collected) {
-      collected.push(chunk);
+      collected.push(Buffer.from(chunk));
       this.collectedSize += chunk.byteLength;
       if (this.collectedSize > COLLECT_LIMIT) {
         // The service sent more than it declared: stream the rest.
@@ -269,7 +272,7 @@ class RelayHandler implements Dispatcher.DispatchHandler {
       }
       return;
     }
-    // Pause the upstream only while the client is behind.
+    // Pause the upstream only while the client is behind. The exchange copies what it keeps.
     if (!ex.write(chunk)) {
       controller.pause();
       void ex.drained().then(() => controller.resume());
@@ -282,7 +285,7 @@ class RelayHandler implements Dispatcher.DispatchHandler {
     else {
       if (record !== undefined && !ex.aborted) record.status = this.status;
       const collected = this.collected;
-      ex.send(this.status, this.headers, collected && collected.length > 0 ? Buffer.concat(collected, this.collectedSize) : undefined);
+      ex.send(this.status, this.headers, collected === undefined || collected.length === 0 ? undefined : collected.length === 1 ? collected[0] : Buffer.concat(collected, this.collectedSize));
     }
     this.done();
   }

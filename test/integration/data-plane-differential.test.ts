@@ -79,6 +79,8 @@ const cutShort = new Set<string>();
 /** The bodies of answers whose head went out alone (/diff/late/…), written when the test says so. */
 const lateBodies: Array<() => void> = [];
 const LATE_BODY = bytes(5, 100_000);
+/** A stated-length answer small enough for the gateway to collect and send in one write (/diff/pieces). */
+const PIECES_BODY = bytes(11, 40_000);
 
 function startRecordingUpstream(): Promise<Server> {
   const server = createServer((req, res) => {
@@ -87,6 +89,13 @@ function startRecordingUpstream(): Promise<Server> {
       res.writeHead(200, req.url!.endsWith('/stated') ? { 'content-length': String(LATE_BODY.length) } : {});
       res.flushHeaders();
       lateBodies.push(() => res.end(LATE_BODY));
+      return;
+    }
+    if (req.url!.startsWith('/diff/pieces')) {
+      // A small answer (collected whole by the gateway) in two reads: the second lands in the buffer
+      // the first was read into, once the gateway's loop has read the first (a turn with a poll phase).
+      res.writeHead(200, { 'content-length': String(PIECES_BODY.length) });
+      res.write(PIECES_BODY.subarray(0, 12_000), () => setImmediate(() => setImmediate(() => res.end(PIECES_BODY.subarray(12_000)))));
       return;
     }
     const key = String(req.headers['x-case-key']);
@@ -315,6 +324,22 @@ test('a long answer of a stated length reaches a client that reads slowly whole,
   assert.equal(got.length, String(size));
   assert.equal(got.bytes, size);
   assert.equal(got.sha, expected);
+});
+
+test('a small answer that comes in two reads is relayed whole: what the gateway collects is its own copy, not the read buffer', async () => {
+  const gatewayPort = Number(new URL(gateway.url('data')).port);
+  for (let i = 0; i < 3; i++) {
+    const res = await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: gatewayPort, path: `/diff/pieces/${i}`, agent: false }, resolve);
+      req.on('error', reject);
+      req.end();
+    });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers['content-length'], String(PIECES_BODY.length));
+    const chunks: Buffer[] = [];
+    for await (const c of res) chunks.push(c as Buffer);
+    assert.equal(sha(Buffer.concat(chunks)), sha(PIECES_BODY), `answer ${i}: the body whole and unchanged`);
+  }
 });
 
 test('a service that sends its head and its stated-length body later: the client has the head before the body exists', async () => {

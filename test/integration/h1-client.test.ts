@@ -9,6 +9,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Dispatcher } from 'undici';
 import { H1Pool, type H1Request } from '../../src/pipeline/h1/client.ts';
+import { until } from '../helpers/until.ts';
 
 interface Answer {
   status: number;
@@ -165,5 +166,78 @@ test('a streamed body goes chunked without a length, under its length with one, 
   const short = await call(pool, { method: 'POST', path: '/s', headers: { 'content-length': '9' }, body: pieces() });
   assert.equal(short.error?.code, 'UPSTREAM_REQUEST', 'a body shorter than it said never passes for whole');
   assert.equal(seen.length, 2, 'the service never saw the short one end');
+  await pool.destroy();
+});
+
+test('an answer whose head and chunk lines are split across reads is read whole: what the parser holds is its own copy', async () => {
+  // Each piece goes once the client's loop has read the one before (a turn with a poll phase): it
+  // lands in the same read buffer, over the bytes the parser held.
+  const pieces = [
+    'HTTP/1.1 200 OK\r\ntransfer-enc',
+    'oding: chunked\r\nx-answer: yes\r\n\r\n1',
+    '0\r\n0123456789abcdef\r\n',
+    '0\r\n\r\n',
+  ];
+  const svc = await rawService((_head, socket) => {
+    const next = (i: number): void => {
+      if (i < pieces.length) socket.write(pieces[i]!, () => setImmediate(() => setImmediate(() => next(i + 1))));
+    };
+    next(0);
+  });
+  servers.push(svc.server);
+  const pool = new H1Pool(svc.origin, { connections: 1, keepAliveMs: 30_000 });
+  for (let i = 0; i < 2; i++) {
+    const got = await call(pool, { path: `/split/${i}` });
+    assert.equal(got.error, null);
+    assert.equal(got.status, 200);
+    assert.equal(got.headers['x-answer'], 'yes');
+    assert.equal(got.body, '0123456789abcdef');
+  }
+  await pool.destroy();
+});
+
+test('a paused answer is not read further: a chunk handed on stays as it was until the handler resumes', async () => {
+  // The uWS door keeps what its client could not take as the relay gave it (Exchange.write): this is
+  // what makes that safe, as the chunk is a view of the connection's read buffer.
+  const first = 'a'.repeat(1000);
+  const rest = 'b'.repeat(3000);
+  let wroteRest = (): void => undefined;
+  const restWritten = new Promise<void>((r) => { wroteRest = r; });
+  const svc = await rawService((_head, socket) => {
+    socket.write(`HTTP/1.1 200 OK\r\ncontent-length: ${first.length + rest.length}\r\n\r\n${first}`, () => {
+      setImmediate(() => setImmediate(() => socket.write(rest, () => wroteRest())));
+    });
+  });
+  servers.push(svc.server);
+  const pool = new H1Pool(svc.origin, { connections: 1, keepAliveMs: 30_000 });
+  let controller: Dispatcher.DispatchController | null = null;
+  let held: Buffer | null = null;
+  let later = '';
+  let pausedAt = 0;
+  const ended = new Promise<void>((resolve, reject) => {
+    pool.dispatch({ method: 'GET', path: '/p', headers: {}, body: null, headersTimeout: 5_000, bodyTimeout: 5_000 }, {
+      onResponseStart: (c) => { controller = c; },
+      onResponseData: (c, chunk) => {
+        if (held === null) {
+          held = chunk;
+          pausedAt = chunk.length;
+          c.pause();
+        } else later += chunk.toString();
+      },
+      onResponseEnd: () => resolve(),
+      onResponseError: (_c, err) => reject(err),
+    });
+  });
+  await until(() => (held !== null ? true : undefined), 'the first piece arrives');
+  await restWritten;
+  // A few turns of the loop, each with a poll phase: a socket still reading would have read the rest by now.
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  const heldText = held!.toString();
+  assert.equal(heldText, first.slice(0, pausedAt), 'the chunk handed on is unchanged while paused');
+  assert.equal(later, '', 'nothing more was handed on while paused');
+  controller!.resume();
+  await ended;
+  // (The view itself is the connection's buffer again: the reads after resuming land in it.)
+  assert.equal(heldText + later, first + rest, 'the whole body, once resumed');
   await pool.destroy();
 });

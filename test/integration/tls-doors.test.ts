@@ -5,8 +5,8 @@
  */
 import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { Agent } from 'node:https';
-import { X509Certificate } from 'node:crypto';
+import { Agent, request as httpsRequest } from 'node:https';
+import { X509Certificate, createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -355,5 +355,57 @@ test('HEAD and 204 answers through the HTTPS door match the plain door', async (
   } finally {
     up.handle(undefined);
     await api('del', '/api/routes/tls-rules');
+  }
+});
+
+test('long answers through the HTTPS door reach a client that reads slowly whole, stated or chunked', async () => {
+  // The relay hands the door views of a read buffer it reuses (Exchange.write): the door must not
+  // let Node's response hold one past the write.
+  const body = Buffer.alloc(2 * 1024 * 1024);
+  for (let i = 0, x = 7; i < body.length; i++) { x = (x * 1103515245 + 12345) >>> 0; body[i] = x >>> 24; }
+  const digest = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
+  up.handle((req, res) => {
+    res.writeHead(200, req.url!.endsWith('/stated') ? { 'content-length': String(body.length) } : {});
+    // In pieces of several sizes, so that reads and writes do not line up.
+    let at = 0;
+    const more = (): void => {
+      while (at < body.length) {
+        const n = [1000, 70_000, 16_384, 5][at % 4]!;
+        const ok = res.write(body.subarray(at, at + n));
+        at += n;
+        if (!ok) { res.once('drain', more); return; }
+      }
+      res.end();
+    };
+    more();
+  });
+  try {
+    const route = await api('put', '/api/routes/tls-long', { upstream: up.origin, paths: ['/long'], rule: null });
+    assert.ok(route.status === 200 || route.status === 201, route.text);
+    const cert = await importLeaf('long', 'DNS:long.example.test');
+    await placeOk(cert.id, ['app']);
+    const port = dataPort();
+    for (const framing of ['stated', 'chunked']) {
+      const got = await new Promise<{ sha: string; length: number }>((resolve, reject) => {
+        const req = httpsRequest({ host: '127.0.0.1', port, path: `/long/${framing}`, servername: 'long.example.test', ca, agent: false }, (res) => {
+          const parts: Buffer[] = [];
+          res.on('data', (d: Buffer) => {
+            parts.push(d);
+            // Reads a little, then stops for a moment: the door's socket fills and the relay must wait.
+            res.pause();
+            setImmediate(() => res.resume());
+          });
+          res.on('end', () => { const all = Buffer.concat(parts); resolve({ sha: digest(all), length: all.length }); });
+          res.on('error', reject);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      assert.equal(got.length, body.length, `${framing}: every byte`);
+      assert.equal(got.sha, digest(body), `${framing}: the bytes unchanged`);
+    }
+  } finally {
+    up.handle(undefined);
+    await api('del', '/api/routes/tls-long');
   }
 });

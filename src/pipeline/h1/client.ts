@@ -7,7 +7,9 @@
  * timeouts are checked by one sweep per pool instead of a timer per request.
  *
  * It speaks undici's dispatch interface (the controller handler), so `relay` drives it and an
- * undici Pool alike; HTTPS upstreams and scheduled calls stay on undici.
+ * undici Pool alike; HTTPS upstreams and scheduled calls stay on undici. One difference: the chunk
+ * `onResponseData` gets is a view of the connection's read window, valid during the call only; a
+ * handler that keeps it past the call copies it (undici hands buffers of their own).
  *
  * Every header name and value is checked again here before it is written (a name that is not a
  * token, a value with CR, LF or NUL is refused): the pipeline builds them from what callers sent
@@ -47,8 +49,11 @@ const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 /** A request target: visible Latin-1 characters, no space (undici's rule). */
 const BAD_PATH = /[^\u0021-\u00ff]/;
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
-/** A request body up to this size goes in the same write as the head. */
-const JOIN_BODY = 16 * 1024;
+/**
+ * A request body up to this size is copied after the head into one buffer (from Node's shared
+ * pool); a larger one goes in the same write as the head without a copy (corked, one writev).
+ */
+const JOIN_BODY = 2 * 1024;
 const SWEEP_MS = 250;
 /** What one read of an upstream connection takes at most. */
 const WINDOW = 64 * 1024;
@@ -57,10 +62,12 @@ const LAST_CHUNK = Buffer.from('0\r\n\r\n');
 
 /**
  * Where a connection's reads land: `onread` hands the bytes straight to the parser, without the
- * readable stream's machinery (bench/RESULTS.md: a tenth of the gateway's CPU a request). Each
- * read is copied out of the connection's one window, which the next read overwrites: a small
- * answer's copy comes from Node's shared pool. (Reading into fresh windows of a slab instead,
- * never copied, doubled the p99 latency in the same bench.)
+ * readable stream's machinery (bench/RESULTS.md: a tenth of the gateway's CPU a request). Every
+ * read lands in the connection's one window, which the next read overwrites, and is handed on as
+ * a view of it, not a copy: what the parser or a handler keeps past the call it copies itself
+ * (see `onResponseData` below). A copy of every read was, on a 256 KiB answer, four fresh 64 KiB
+ * buffers a request and the collector's work behind them (bench/RESULTS.md, "Borrowed reads").
+ * (Reading into fresh windows of a slab instead, never copied, doubled the p99 latency.)
  */
 class ReadWindow {
   readonly #window = Buffer.allocUnsafeSlow(WINDOW);
@@ -70,9 +77,9 @@ class ReadWindow {
     return this.#window;
   }
 
-  /** The `n` bytes just read. */
-  take(n: number): Buffer {
-    return Buffer.from(this.#window.subarray(0, n));
+  /** The `n` bytes just read, valid until the next read. */
+  view(n: number): Buffer {
+    return this.#window.subarray(0, n);
   }
 }
 
@@ -232,7 +239,7 @@ export class H1Pool {
       onread: {
         buffer: () => reader.next(),
         callback: (n) => {
-          this.#read(conn, reader.take(n));
+          this.#read(conn, reader.view(n));
           return true;
         },
       },

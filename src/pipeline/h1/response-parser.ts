@@ -5,8 +5,9 @@
  * proxy that reads an answer differently from its service is how answers get smuggled. Only what a
  * proxy relays is supported: no upgrade (101), no pipelining.
  *
- * Bytes come in as the socket gives them; the head is read whole (at most MAX_HEAD bytes), the
- * body is handed on in slices of the socket's own buffers, never copied.
+ * Bytes come in as the socket gives them, in a buffer the next read overwrites; the head is read
+ * whole (at most MAX_HEAD bytes, the unfinished part copied aside), the body is handed on in slices
+ * of that buffer, never copied: the sink copies what it keeps past `data`.
  */
 import { TOKEN } from '../../http/grammar.ts';
 
@@ -18,6 +19,7 @@ export class ProtocolError extends Error {
 export interface ParserSink {
   /** The final answer's head (informational 1xx heads are passed over). */
   head(status: number, headers: Record<string, string | string[]>): void;
+  /** A slice of the bytes `execute` was given: valid during the call only. */
   data(chunk: Buffer): void;
   /** The answer ended; `reusable`: the connection may carry another request. */
   end(reusable: boolean): void;
@@ -70,7 +72,7 @@ export class ResponseParser {
           const end = whole.indexOf(CRLF_CRLF, from);
           if (end < 0) {
             if (whole.length > MAX_HEAD) throw new ProtocolError(`its head is larger than ${MAX_HEAD} bytes`);
-            this.#held = whole;
+            this.#hold(whole);
             return;
           }
           this.#held = null;
@@ -158,13 +160,18 @@ export class ResponseParser {
     this.sink.end(this.#reusable);
   }
 
+  /** Keeps an unfinished piece for the next read: a copy, unless it is one already (a concatenation). */
+  #hold(whole: Buffer): void {
+    this.#held = this.#held === null ? Buffer.from(whole) : whole;
+  }
+
   /** One CRLF-ended line (held across reads); null when it is not complete yet. */
   #line(buf: Buffer, max: number, what: string): { text: string; rest: Buffer } | null {
     const whole = this.#held ? Buffer.concat([this.#held, buf]) : buf;
     const end = whole.indexOf(CRLF);
     if (end < 0) {
       if (whole.length > max + 1) throw new ProtocolError(`${what} is too long`);
-      this.#held = whole;
+      this.#hold(whole);
       return null;
     }
     this.#held = null;
