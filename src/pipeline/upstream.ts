@@ -272,7 +272,8 @@ class RelayHandler implements Dispatcher.DispatchHandler {
       }
       return;
     }
-    // Pause the upstream only while the client is behind. The exchange copies what it keeps.
+    // Pause the upstream only while the client is behind. After false the exchange may keep the
+    // chunk, a view of the client's read window, until drained: nothing is read until then.
     if (!ex.write(chunk)) {
       controller.pause();
       void ex.drained().then(() => controller.resume());

@@ -8,8 +8,9 @@
  *
  * It speaks undici's dispatch interface (the controller handler), so `relay` drives it and an
  * undici Pool alike; HTTPS upstreams and scheduled calls stay on undici. One difference: the chunk
- * `onResponseData` gets is a view of the connection's read window, valid during the call only; a
- * handler that keeps it past the call copies it (undici hands buffers of their own).
+ * `onResponseData` gets is a view of the connection's read window. It stays as it is during the
+ * call and, when the handler pauses the answer, until it resumes (nothing is read while paused); a
+ * handler that keeps it longer copies it (undici hands buffers of their own).
  *
  * Every header name and value is checked again here before it is written (a name that is not a
  * token, a value with CR, LF or NUL is refused): the pipeline builds them from what callers sent
