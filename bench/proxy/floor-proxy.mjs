@@ -112,6 +112,7 @@ function fail(c) {
 
 function send(c, ex) {
   c.ex = ex;
+  ex.conn = c;
   c.socket.write(ex.head);
   if (ex.body) c.socket.write(ex.body);
 }
@@ -123,8 +124,10 @@ function dispatch(ex) {
 }
 
 serveUntilStopped(uWS.App().any('/*', (res, req) => {
-  const ex = { res, head: '', body: null, aborted: false };
-  res.onAborted(() => { ex.aborted = true; });
+  const ex = { res, head: '', body: null, aborted: false, conn: null };
+  // A caller that leaves while its answer is paused behind it: the rest is read (and dropped) so that the
+  // connection comes back to the pool; uWS calls no onWritable for a response that is gone.
+  res.onAborted(() => { ex.aborted = true; if (ex.conn?.ex === ex) ex.conn.socket.resume(); });
   const query = req.getQuery();
   let head = `${req.getCaseSensitiveMethod()} ${query ? `${req.getUrl()}?${query}` : req.getUrl()} HTTP/1.1\r\n${HOST_LINE}`;
   req.forEach((k, v) => { if (!SKIP.has(k)) head += `${k}: ${v}\r\n`; });
