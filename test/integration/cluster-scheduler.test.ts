@@ -64,22 +64,25 @@ async function advanceAll(nodes: GatewayProcess[], bySeconds: number): Promise<v
         assert.equal(c.status, 201, c.text);
         ids.push(c.json.id);
       }
+      const callsPerSchedule = (): Map<string, number> => {
+        const calls = new Map<string, number>();
+        for (const r of up.requests) calls.set(String(r.headers['gateway-job']), (calls.get(String(r.headers['gateway-job'])) ?? 0) + 1);
+        return calls;
+      };
       for (let round = 1; round <= 3; round++) {
         await advanceAll(nodes, 61);
         const want = SCHEDULES * round;
         for (let i = 0; i < 1200 && up.requests.length < want; i++) await new Promise((r) => setTimeout(r, 25));
         if (up.requests.length !== want) {
           // Say which turn is missing and what the nodes said of it, so that a late turn and a lost one can be told apart.
-          const calls = new Map<string, number>();
-          for (const r of up.requests) calls.set(String(r.headers['gateway-job']), (calls.get(String(r.headers['gateway-job'])) ?? 0) + 1);
+          const calls = callsPerSchedule();
           const short = ids.filter((id) => (calls.get(id) ?? 0) < round);
           const said = nodes.map((n, i) => `node-${i + 1}:\n${n.stderr().split('\n').filter((l) => /"level":"(warn|error)"/.test(l) || short.some((id) => l.includes(id))).slice(-40).join('\n')}`);
           assert.fail(`round ${round}: ${up.requests.length} of ${want} turns went out; short of a turn: ${short.join(', ')}\n${said.join('\n')}`);
         }
         // Let any duplicate that would come arrive before counting.
         await new Promise((r) => setTimeout(r, 300));
-        const perSchedule = new Map<string, number>();
-        for (const r of up.requests) perSchedule.set(String(r.headers['gateway-job']), (perSchedule.get(String(r.headers['gateway-job'])) ?? 0) + 1);
+        const perSchedule = callsPerSchedule();
         for (const id of ids) assert.equal(perSchedule.get(id), round, `${id}: exactly one call per turn`);
         assert.equal(new Set(up.requests.map((r) => r.headers['gateway-job-run'])).size, up.requests.length, 'no run went out twice');
       }

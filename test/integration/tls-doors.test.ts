@@ -15,7 +15,8 @@ import { signInAdmin, type Admin } from '../helpers/admin.ts';
 import type { Answer } from '../helpers/http.ts';
 import { advanceClock } from '../helpers/scheduler.ts';
 import { openSslKit, type OpenSslKit } from '../helpers/openssl.ts';
-import { closedPort, startUpstream, type Upstream } from '../helpers/upstream.ts';
+import { closedPort, startUpstream, type Upstream, type UpstreamHandler } from '../helpers/upstream.ts';
+import { mulberry32 } from '../helpers/random.ts';
 import { curlResolve, handshake, headerLine, httpsCall, plainCall, sClient, tcpProbe, type HandshakeResult } from '../helpers/tls-client.ts';
 
 let t: TestGateway;
@@ -323,18 +324,30 @@ test('curl --resolve verifies the door with the CA; openssl s_client -servername
   assert.notEqual(wrong.code, 0, 'a name no certificate carries gets the fallback, which does not verify for it');
 });
 
+/**
+ * A route `/<name>` to the file's upstream answering with `handler`, and a certificate for
+ * `<name>.example.test` placed on the data plane: `run` gets the HTTPS door's port. Both go after.
+ */
+async function onHttpsRoute(name: string, handler: UpstreamHandler, run: (port: number) => Promise<void>): Promise<void> {
+  up.handle(handler);
+  try {
+    const route = await api('put', `/api/routes/tls-${name}`, { upstream: up.origin, paths: [`/${name}`], rule: null });
+    assert.ok(route.status === 200 || route.status === 201, route.text);
+    const cert = await importLeaf(name, `DNS:${name}.example.test`);
+    await placeOk(cert.id, ['app']);
+    await run(dataPort());
+  } finally {
+    up.handle(undefined);
+    await api('del', `/api/routes/tls-${name}`);
+  }
+}
+
 test('HEAD and 204 answers through the HTTPS door match the plain door', async () => {
   const body = JSON.stringify({ fixed: 'x'.repeat(300) });
-  up.handle((req, res) => {
+  await onHttpsRoute('rules', (req, res) => {
     if (req.method === 'DELETE') res.writeHead(204, { 'x-deleted': 'yes' }).end();
     else res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
-  });
-  try {
-    const route = await api('put', '/api/routes/tls-rules', { upstream: up.origin, paths: ['/rules'], rule: null });
-    assert.ok(route.status === 200 || route.status === 201, route.text);
-    const cert = await importLeaf('rules', 'DNS:rules.example.test');
-    await placeOk(cert.id, ['app']);
-    const port = dataPort();
+  }, async (port) => {
     const plain = Number(new URL(t.url('data')).port);
     for (const [method, path] of [['HEAD', '/rules/doc'], ['DELETE', '/rules/doc'], ['GET', '/rules/doc'], ['HEAD', '/healthz']] as const) {
       const p = await plainCall(plain, { method, path, host: 'rules.example.test' });
@@ -352,19 +365,17 @@ test('HEAD and 204 answers through the HTTPS door match the plain door', async (
     assert.equal(deleted.status, 204);
     assert.equal(headerLine(deleted, 'x-deleted'), 'yes');
     assert.equal(headerLine(deleted, 'content-length'), undefined, 'a 204 announces no length');
-  } finally {
-    up.handle(undefined);
-    await api('del', '/api/routes/tls-rules');
-  }
+  });
 });
 
 test('long answers through the HTTPS door reach a client that reads slowly whole, stated or chunked', async () => {
   // The relay hands the door views of a read buffer it reuses (Exchange.write): the door must not
   // let Node's response hold one past the write.
+  const rnd = mulberry32(7);
   const body = Buffer.alloc(2 * 1024 * 1024);
-  for (let i = 0, x = 7; i < body.length; i++) { x = (x * 1103515245 + 12345) >>> 0; body[i] = x >>> 24; }
+  for (let i = 0; i < body.length; i++) body[i] = Math.floor(rnd() * 256);
   const digest = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
-  up.handle((req, res) => {
+  await onHttpsRoute('long', (req, res) => {
     res.writeHead(200, req.url!.endsWith('/stated') ? { 'content-length': String(body.length) } : {});
     // In pieces of several sizes, so that reads and writes do not line up.
     let at = 0;
@@ -378,13 +389,7 @@ test('long answers through the HTTPS door reach a client that reads slowly whole
       res.end();
     };
     more();
-  });
-  try {
-    const route = await api('put', '/api/routes/tls-long', { upstream: up.origin, paths: ['/long'], rule: null });
-    assert.ok(route.status === 200 || route.status === 201, route.text);
-    const cert = await importLeaf('long', 'DNS:long.example.test');
-    await placeOk(cert.id, ['app']);
-    const port = dataPort();
+  }, async (port) => {
     for (const framing of ['stated', 'chunked']) {
       const got = await new Promise<{ sha: string; length: number }>((resolve, reject) => {
         const req = httpsRequest({ host: '127.0.0.1', port, path: `/long/${framing}`, servername: 'long.example.test', ca, agent: false }, (res) => {
@@ -404,8 +409,5 @@ test('long answers through the HTTPS door reach a client that reads slowly whole
       assert.equal(got.length, body.length, `${framing}: every byte`);
       assert.equal(got.sha, digest(body), `${framing}: the bytes unchanged`);
     }
-  } finally {
-    up.handle(undefined);
-    await api('del', '/api/routes/tls-long');
-  }
+  });
 });
