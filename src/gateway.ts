@@ -61,7 +61,7 @@ export interface StartOptions {
 
 export async function startGateway(settings: Settings, opts: StartOptions): Promise<Gateway> {
   const log = opts.hub.logger();
-  const clock = createClock(settings.clock);
+  const clock = createClock(settings.clock, settings.clockStart);
   const storeOptions: StoreOptions = { dataDir: settings.dataDir, databaseUrl: settings.databaseUrl };
   const cleanups: Array<() => Promise<void>> = [];
   let draining = false;

@@ -25,6 +25,8 @@ export interface Settings {
   readonly vaultKey: Buffer | undefined;
   readonly edition: Edition;
   readonly clock: 'system' | 'manual';
+  /** Where the test clock starts (GATEWAY_CLOCK_START, epoch ms); undefined: at the wall clock. */
+  readonly clockStart: number | undefined;
   readonly configFile: string | undefined;
   readonly otlpEndpoint: string | undefined;
   readonly nodeName: string;
@@ -93,6 +95,7 @@ export const SETTINGS_DOC: ReadonlyArray<readonly [string, string, string]> = [
   ['GATEWAY_LOG_FORMAT', 'text', 'operational log format: text or json'],
   ['GATEWAY_EDITION', 'community', 'community or licensed'],
   ['GATEWAY_CLOCK', 'system', 'manual turns on the test clock (/__clock on the control plane); refused unless every listener is on loopback'],
+  ['GATEWAY_CLOCK_START', '(the wall clock)', 'with GATEWAY_CLOCK=manual, the instant the test clock starts at: an ISO 8601 instant with its offset (2026-03-29T00:59:00Z) or epoch milliseconds'],
   ['GATEWAY_CONFIG', '(unset)', 'declarative JSON or YAML file of routes and roles applied at start'],
   ['GATEWAY_OTLP_ENDPOINT', '(unset)', 'OpenTelemetry collector (http or https URL) for the push modes'],
   ['GATEWAY_NODE_NAME', '(host name-pid)', 'this node\'s name in run records and logs'],
@@ -245,6 +248,25 @@ function wholeNumber(env: Env, name: string, fallback: number, min: number, max:
   return Number(raw);
 }
 
+/**
+ * GATEWAY_CLOCK_START: the test clock's first instant, so that a test can begin at a moment that
+ * matters (a zone's clock change, a cluster's now) instead of waiting for the wall clock to get
+ * there. An instant names its offset: a local time would mean a different instant on each host.
+ */
+function clockStartOf(env: Env, clock: 'system' | 'manual'): number | undefined {
+  const raw = env.GATEWAY_CLOCK_START?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  if (clock !== 'manual') {
+    throw new SettingsError('GATEWAY_CLOCK_START', 'GATEWAY_CLOCK_START applies to the test clock only: set GATEWAY_CLOCK=manual with it, or leave it out.');
+  }
+  const at = /^\d{1,15}$/.test(raw) ? Number(raw)
+    : /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/i.test(raw) ? Date.parse(raw) : Number.NaN;
+  if (!Number.isSafeInteger(at) || at < 0 || at > 8_640_000_000_000_000) {
+    throw new SettingsError('GATEWAY_CLOCK_START', `GATEWAY_CLOCK_START="${raw}" is not an instant: give an ISO 8601 time with its offset, such as 2026-03-29T00:59:00Z, or epoch milliseconds.`);
+  }
+  return at;
+}
+
 /** Reads and validates every GATEWAY_* variable once; the result is frozen. */
 export function loadSettings(env: Env = process.env): Settings {
   const warnings: string[] = [];
@@ -284,6 +306,8 @@ export function loadSettings(env: Env = process.env): Settings {
     }
   }
 
+  const clockStart = clockStartOf(env, clock);
+
   const nodeName = env.GATEWAY_NODE_NAME?.trim() || `${hostname()}-${process.pid}`;
   if (!/^[\w.:-]{1,100}$/.test(nodeName)) {
     throw new SettingsError('GATEWAY_NODE_NAME', 'GATEWAY_NODE_NAME may hold letters, digits, ".", ":", "_" and "-" (at most 100).');
@@ -316,6 +340,7 @@ export function loadSettings(env: Env = process.env): Settings {
     edition: oneOf(env, 'GATEWAY_EDITION', ['community', 'licensed'] as const, 'community'),
     metrics: oneOf(env, 'GATEWAY_METRICS', ['on', 'off'] as const, 'on') === 'on',
     clock,
+    clockStart,
     configFile: configFile(env),
     otlpEndpoint: httpUrl(env, 'GATEWAY_OTLP_ENDPOINT'),
     nodeName,

@@ -64,8 +64,11 @@ interface Node {
 }
 
 
-async function startNode(db: TestDatabase, name: string): Promise<Node> {
-  const t = await startTestGateway({ GATEWAY_CLOCK: 'manual', GATEWAY_NODE_NAME: name }, db);
+/** A node on the test clock, started at `startAt` (epoch ms) when given, else at the wall clock. */
+async function startNode(db: TestDatabase, name: string, startAt?: number): Promise<Node> {
+  const env: Record<string, string> = { GATEWAY_CLOCK: 'manual', GATEWAY_NODE_NAME: name };
+  if (startAt !== undefined) env.GATEWAY_CLOCK_START = String(startAt);
+  const t = await startTestGateway(env, db);
   const metrics = t.gw.ctx.metrics;
   // The test clock stands still from the start: the ring started at this instant.
   const start = t.gw.ctx.clock.now();
@@ -122,11 +125,6 @@ async function align(nodes: readonly Node[], admin: (n: Node) => Admin): Promise
 }
 
 /** Waits until the wall clock is past `ms` (a test clock's epoch ms), with a second to spare: as long as the test clocks ran ahead. */
-async function wallClockPast(ms: number): Promise<void> {
-  const ahead = ms + 1000 - Date.now();
-  await until(() => (Date.now() > ms + 1000 ? true : undefined), 'the wall clock past the cluster\'s', Math.max(0, ahead) + WAIT_MS);
-}
-
 /** Lets each ring take what the requests told it: a call goes after the records told before it. */
 async function settle(nodes: readonly Node[]): Promise<void> {
   for (const n of nodes) await n.t.gw.ctx.metrics.call('metrics.route', { id: 'shop' });
@@ -278,10 +276,9 @@ describe('traffic metrics summed over the nodes on one database', cluster, () =>
     await moveAndTick(node, running[0]!.now() - node.now());
     await step([...running, node], admin);
   };
-  /** A test clock starts at the wall clock: a node joins once the wall clock is past the cluster's now, as it would in a cluster whose clocks agree. */
+  /** A node joins with its clock past the cluster's now, as it would in a cluster whose clocks agree. */
   const joinCluster = async (name: string) => {
-    await wallClockPast(a.now());
-    const node = await startNode(db, name);
+    const node = await startNode(db, name, a.now() + 1000);
     assert.ok(node.t.gw.ctx.config.view.routesById.has('tail'), `${name} loaded the routes at start`);
     await keepStep(node, [a, b]);
     return node;
@@ -437,8 +434,7 @@ describe('traffic metrics summed over the nodes on one database', cluster, () =>
     await c1.t.close();
     c1.unfollow();
     const stoppedAt = a.now();
-    await wallClockPast(stoppedAt);
-    const c2 = (c = await startNode(db, 'node-c'));
+    const c2 = (c = await startNode(db, 'node-c', stoppedAt + 1000));
     assert.ok(c2.life.from > first, 'the new ring starts after the interval C answered in its previous life');
 
     // Until the new C writes, the row of its previous life stands: the others still sum it.

@@ -110,6 +110,26 @@ test('the manual clock is refused unless every listener is on loopback', () => {
   assert.throws(() => loadSettings({ ...loop, GATEWAY_TLS_ADDR: ':8443', GATEWAY_CLOCK: 'manual' }), /data/);
 });
 
+test('the test clock starts at GATEWAY_CLOCK_START: an instant with its offset or epoch milliseconds, never without the manual clock', () => {
+  const loop = {
+    GATEWAY_ADDR: '127.0.0.1:0', GATEWAY_ADMIN_ADDR: '127.0.0.1:0', GATEWAY_INTERNAL_ADDR: '127.0.0.1:0',
+    GATEWAY_TLS_ADDR: '127.0.0.1:0', GATEWAY_ADMIN_TLS_ADDR: '127.0.0.1:0', GATEWAY_INTERNAL_TLS_ADDR: '127.0.0.1:0', GATEWAY_CLOCK: 'manual',
+  };
+  assert.equal(loadSettings(loop).clockStart, undefined);
+  assert.equal(loadSettings({ ...loop, GATEWAY_CLOCK_START: '2026-03-29T00:59:00Z' }).clockStart, Date.UTC(2026, 2, 29, 0, 59));
+  assert.equal(loadSettings({ ...loop, GATEWAY_CLOCK_START: '2026-03-29T02:59:30.5+02:00' }).clockStart, Date.UTC(2026, 2, 29, 0, 59, 30, 500));
+  assert.equal(loadSettings({ ...loop, GATEWAY_CLOCK_START: ' 1790000000000 ' }).clockStart, 1_790_000_000_000);
+  // A local time names a different instant on each host; a date alone, a word or a negative number names none.
+  for (const raw of ['2026-03-29T00:59:00', '2026-03-29', 'tomorrow', '-5', '2026-13-45T99:00:00Z']) {
+    const err = refusal({ ...loop, GATEWAY_CLOCK_START: raw });
+    assert.equal(err.variable, 'GATEWAY_CLOCK_START', raw);
+    assert.match(err.message, /ISO 8601/, raw);
+  }
+  const without = refusal({ GATEWAY_CLOCK_START: '2026-03-29T00:59:00Z' });
+  assert.equal(without.variable, 'GATEWAY_CLOCK_START');
+  assert.match(without.message, /GATEWAY_CLOCK=manual/);
+});
+
 test('a valid vault key and database URL are kept', () => {
   const key = Buffer.alloc(32, 7).toString('base64');
   const s = loadSettings({ GATEWAY_VAULT_KEY: key, GATEWAY_DATABASE_URL: 'postgres://u:p@db:5432/meerkat' });
