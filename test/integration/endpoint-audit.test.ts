@@ -17,6 +17,7 @@ import { call, signIn, type Answer } from '../helpers/http.ts';
 import { echo, startUpstream, type Upstream } from '../helpers/upstream.ts';
 import { adminWith, personWithToken, putOk, signInAdmin, type Admin } from '../helpers/admin.ts';
 import type { AuditEntry } from '../../src/actors/audit/messages.ts';
+import { operationEntry } from '../../src/core/audit/operations.ts';
 
 const CONTRACT = {
   openapi: '3.1.0',
@@ -44,13 +45,22 @@ let up: Upstream;
 let root: Admin;
 let d: string;
 const entries: AuditEntry[] = [];
-/** Sees the operation lines the data plane hands the trail, which still records them. */
+/**
+ * Sees the operation lines of the data plane's calls: each call as it crosses to the AuditBatcher
+ * (cloned, as the thread hand-over does), made into its line by the same function the actor runs;
+ * the trail still records it. A line of the operations part recorded whole is seen too.
+ */
 function tap(gw: TestGateway, sink: AuditEntry[]): void {
   const client = gw.gw.ctx.audit;
   const real = client.record.bind(client);
   client.record = (e) => {
     if (e.part === 'operations') sink.push(e);
     return real(e);
+  };
+  const realCall = client.recordCall.bind(client);
+  client.recordCall = (c) => {
+    sink.push(operationEntry(structuredClone(c)));
+    return realCall(c);
   };
 }
 const tokens: Record<string, string> = {};

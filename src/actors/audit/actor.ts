@@ -9,6 +9,7 @@ import type { AuditCalls, AuditEntry, AuditEvent, AuditInit, AuditTells } from '
 import { BatchWriter } from './writer.ts';
 import { streamOf } from './messages.ts';
 import { auditPush, type AuditPush } from './push.ts';
+import { operationEntry } from '../../core/audit/operations.ts';
 
 /** The retention sweep runs this often on every node (deleting twice what is past the line is harmless). */
 export const SWEEP_EVERY_MS = 60 * 60_000;
@@ -78,6 +79,19 @@ runActor<AuditInit, AuditCalls, AuditEvent, AuditTells>(async (init, ctx) => {
     },
     told: {
       'audit.record': (entries) => {
+        for (const lost of writer.add(entries)) dropped[streamOf(lost)] += 1;
+      },
+      'audit.call': (calls) => {
+        const entries: AuditEntry[] = [];
+        for (const call of calls) {
+          try {
+            entries.push(operationEntry(call));
+          } catch (err) {
+            // A line that cannot be made is lost alone, and said; the batch's others are written.
+            dropped.audit += 1;
+            ctx.log.warn('an audited call\'s line could not be made; it is counted as dropped', { route: call.routeId, ...errorAttrs(err) });
+          }
+        }
         for (const lost of writer.add(entries)) dropped[streamOf(lost)] += 1;
       },
       'audit.written': (rows) => pushed(rows),

@@ -9,6 +9,7 @@ import { ActorHost } from '../../workers/supervisor.ts';
 import { siblingModule } from '../../workers/spawn.ts';
 import type { StoreOptions } from '../../store/orm.ts';
 import type { AuditRow } from '../../store/audit.ts';
+import type { OperationCall } from '../../core/audit/operations.ts';
 import { streamOf, type AuditCalls, type AuditEntry, type AuditEvent, type AuditInit, type AuditRecorder, type AuditStream, type AuditTells, type PushState } from './messages.ts';
 
 export interface AuditClientOptions {
@@ -42,6 +43,13 @@ export class AuditClient implements AuditRecorder {
   record(entry: AuditEntry): boolean {
     const queued = this.host.tell('audit.record', entry);
     if (!queued) this.#dropped[streamOf(entry)] += 1;
+    return queued;
+  }
+
+  recordCall(call: OperationCall): boolean {
+    const queued = this.host.tell('audit.call', call);
+    // An audited call's line is of the data plane's stream.
+    if (!queued) this.#dropped.audit += 1;
     return queued;
   }
 

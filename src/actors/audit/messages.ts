@@ -10,6 +10,7 @@
 import type { StoreOptions } from '../../store/orm.ts';
 import type { AuditEntry, AuditQuery, AuditRow } from '../../store/audit.ts';
 import type { AuditChoice, AuditSettings } from '../../store/audit-settings.ts';
+import type { OperationCall } from '../../core/audit/operations.ts';
 
 export type { AuditEntry };
 
@@ -28,11 +29,18 @@ export function streamOf(line: { readonly part: string; readonly targetKind: str
 export interface AuditRecorder {
   /** Queues the line; false when the queue was full and it was dropped (and counted). */
   record(entry: AuditEntry): boolean;
+  /**
+   * Queues what the data plane saw of an audited call; the actor makes its line (fields, body
+   * parsed and masked), so the request's thread only copies facts. false: dropped and counted.
+   */
+  recordCall(call: OperationCall): boolean;
 }
 
 export type AuditTells = {
   /** Lines to write, in order. */
   'audit.record': AuditEntry;
+  /** Audited calls of the data plane: each becomes its line (`operationEntry`) in the actor. */
+  'audit.call': OperationCall;
   /** Lines already written (in the config actor's transactions): pushed to the collector only. */
   'audit.written': AuditRow;
 };

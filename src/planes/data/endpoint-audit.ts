@@ -2,12 +2,13 @@
  * Endpoint audit, the first observer of the request record (spec 1.3 rule 12): a call of an
  * audited operation becomes one line of the trail. It observes only: it sees the answer the
  * caller got (the gateway's own refusals included), asks for a copy of the body's first 64 KB
- * when the operation keeps the body, and hands the line to the recorder's one-way queue once the
- * answer ended. It never changes, delays or refuses a call. Licensed edition only: on the
- * community edition it never listens, so no record is opened for it.
+ * when the operation keeps the body, and hands what it saw to the recorder's one-way queue once
+ * the answer ended; the AuditBatcher makes the line (fields, body parsed and masked) on its own
+ * thread. It never changes, delays or refuses a call. Licensed edition only: on the community
+ * edition it never listens, so no record is opened for it.
  */
 import { BODY_MAX_BYTES } from '../../core/audit/mask.ts';
-import { operationEntry, type CallBody, type OperationMatch } from '../../core/audit/operations.ts';
+import type { AuditedOperation, CallBody, OperationMatch } from '../../core/audit/operations.ts';
 import { isLicensed } from '../edition.ts';
 import type { RecordObserver, RequestRecord } from '../../pipeline/request-record.ts';
 import type { GatewayContext } from '../context.ts';
@@ -15,16 +16,48 @@ import { traceIdOf } from '../principal.ts';
 
 const NO_BYTES = new Uint8Array(0);
 
-function keptBody(record: RequestRecord): CallBody | undefined {
+/**
+ * The kept bytes in a buffer of their own: a call crosses to the actor by structured clone, which
+ * copies a view's whole underlying buffer (a pooled slab, a read window), not the view alone.
+ */
+function ownBytes(chunks: readonly Uint8Array[], size: number): Uint8Array {
+  const only = chunks.length === 1 ? chunks[0]! : undefined;
+  if (only !== undefined && only.byteOffset === 0 && only.byteLength === only.buffer.byteLength) return only;
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return bytes;
+}
+
+export function keptBody(record: RequestRecord): CallBody | undefined {
   // Never asked for: the call was refused before the pipeline let it through.
   if (record.bodyLimit === 0) return undefined;
   const body = record.body;
   if (body === null) return { bytes: NO_BYTES, size: 0, complete: true };
   return {
-    bytes: body.chunks === null ? null : body.chunks.length === 1 ? body.chunks[0]! : Buffer.concat(body.chunks),
+    bytes: body.chunks === null ? null : ownBytes(body.chunks, body.size),
     size: body.size,
     complete: body.complete,
   };
+}
+
+/**
+ * The request headers the line reads: the body's type (when the body is read) and the headers
+ * the operation's fields name. Only those cross to the actor.
+ */
+export function neededHeaders(operation: AuditedOperation, headers: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  const type = headers['content-type'];
+  if (operation.wantsBody && type !== undefined) out['content-type'] = type;
+  for (const { source } of operation.fields) {
+    if (source.kind !== 'header') continue;
+    const value = headers[source.name];
+    if (value !== undefined) out[source.name] = value;
+  }
+  return out;
 }
 
 export function endpointAudit(gw: GatewayContext): RecordObserver {
@@ -57,14 +90,14 @@ export function endpointAudit(gw: GatewayContext): RecordObserver {
       // The caller's organisation; a call nobody authenticated belongs to the route's, if any.
       const tenantId = identity?.organisation ?? route.organisation;
       const head = record.head;
-      gw.audit.record(operationEntry({
+      gw.audit.recordCall({
         at: gw.clock.now(),
         routeId: route.id,
         match,
         method: head.method,
         path: head.path,
         query: head.query,
-        headers: head.headers,
+        headers: neededHeaders(match.operation, head.headers),
         status: record.status,
         aborted: record.outcome === 'aborted',
         address: head.remoteAddress,
@@ -74,7 +107,7 @@ export function endpointAudit(gw: GatewayContext): RecordObserver {
         // The gateway has no groups of accounts yet: the attribute is left out.
         group: null,
         body: keptBody(record),
-      }));
+      });
     },
   };
 }
