@@ -36,6 +36,8 @@ const MODES = {
   'meerkat+access-log': { accessLog: true, metrics: false },
   'meerkat+metrics': { accessLog: false, metrics: true },
   'meerkat+both': { accessLog: true, metrics: true },
+  // The baseline again: side by side against `meerkat`, its cost ratio is the measure's own bias and spread.
+  'meerkat-again': { accessLog: false, metrics: false },
 };
 const DEFAULT_TARGETS = ['meerkat', 'meerkat+access-log', 'meerkat+metrics'];
 
