@@ -12,7 +12,7 @@ export function addClockRoutes(router: Router<Principal>, gw: GatewayContext): v
   if (!advance) return;
   router.add('GET', '/__clock', {
     summary: 'Test clock: the gateway\'s now', tags: ['test clock'], auth: 'none',
-    description: 'Exists only with GATEWAY_CLOCK=manual, which is refused unless every listener is on loopback.',
+    description: 'Exists only with GATEWAY_CLOCK=manual, which is refused unless every listener is on loopback. The clock starts at GATEWAY_CLOCK_START when it is set, else at the wall clock.',
     responses: { 200: { description: 'the clock', schema: NOW } },
   }, () => ({ body: { now: gw.clock.now() } }));
 
