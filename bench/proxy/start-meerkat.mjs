@@ -24,7 +24,9 @@
 //      MEERKAT_NODE_ARGS [none]: extra node flags for the gateway, space-separated
 //        (e.g. '--cpu-prof --cpu-prof-dir=/tmp/meerkat-prof'),
 //      MEERKAT_START_TIMEOUT [30]: seconds for the gateway to listen and be configured,
-//      BENCH_TLS_CERT, BENCH_TLS_KEY, BENCH_TLS_PORT [0 = any], BENCH_TLS_CA, BENCH_TLS_NAME: the HTTPS door (above).
+//      BENCH_TLS_CERT, BENCH_TLS_KEY, BENCH_TLS_PORT [0 = any], BENCH_TLS_CA, BENCH_TLS_NAME: the HTTPS door (above),
+//      BENCH_HOST_NAME [none]: also prints BENCH_HEADER Host: <name>, so the load names the gateway as the world
+//        would (a name, not an address: HTTPS answers then carry HSTS, spec 1.2 rule 12).
 // Usable by hand too: BENCH_UPSTREAM=http://127.0.0.1:8081 BENCH_PORT=8080 node bench/proxy/start-meerkat.mjs
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -59,4 +61,5 @@ try {
 }
 gw.ready();
 say(`ready: data plane ${gw.data}${httpsOrigin ? ` and ${httpsOrigin}` : ''} (route /bench -> ${upstream}, roles [staff], identity headers), control plane ${gw.control}, data dir ${gw.dataDir}`);
-process.stdout.write(`BENCH_HEADER Authorization: Bearer ${token}\nBENCH_CONTROL ${gw.control}\nBENCH_SESSION ${auth.cookie}\n`);
+const hostName = process.env.BENCH_HOST_NAME?.trim();
+process.stdout.write(`BENCH_HEADER Authorization: Bearer ${token}\n${hostName ? `BENCH_HEADER Host: ${hostName}\n` : ''}BENCH_CONTROL ${gw.control}\nBENCH_SESSION ${auth.cookie}\n`);

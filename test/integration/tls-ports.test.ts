@@ -221,6 +221,10 @@ describe('reached by the world on 443 and 80', () => {
     assert.equal(a.status, 200, a.text);
     assert.equal(a.headers['strict-transport-security'], 'max-age=3600');
     assert.doesNotMatch(String(a.headers['strict-transport-security']), /includeSubDomains/i);
+    // Refusals included: the gateway's own answer carries it as the service's does.
+    const refused = await get('/no-route-here', 'app.example.test');
+    assert.equal(refused.status, 404, refused.text);
+    assert.equal(refused.headers['strict-transport-security'], 'max-age=3600');
 
     const moved = await plainGet(t, 'app.example.test', '/x?y=1');
     assert.equal(moved.status, 308, moved.head);

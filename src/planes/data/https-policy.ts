@@ -52,10 +52,35 @@ function withHeader(headers: OutgoingHeaders, value: string): OutgoingHeaders {
   return headers['strict-transport-security'] === undefined ? { ...headers, 'strict-transport-security': value } : headers;
 }
 
-/** The exchange, its answers carrying `value` unless they set the header themselves. */
+/**
+ * The exchange, its answers carrying the HSTS value unless they set the header themselves. A class
+ * that hands everything else to the door's exchange: an object made with the request's exchange as
+ * its prototype would give V8 a new prototype, and so a new shape, for every HTTPS request.
+ */
+class CarryingHsts implements Exchange {
+  constructor(private readonly ex: Exchange, private readonly value: string) {}
+  get plane() { return this.ex.plane; }
+  get method() { return this.ex.method; }
+  get path() { return this.ex.path; }
+  get query() { return this.ex.query; }
+  get headers() { return this.ex.headers; }
+  get remoteAddress() { return this.ex.remoteAddress; }
+  get secure() { return this.ex.secure; }
+  get receivedAt() { return this.ex.receivedAt; }
+  get aborted() { return this.ex.aborted; }
+  get responded() { return this.ex.responded; }
+  get status() { return this.ex.status; }
+  onAbort(fn: () => void): void { this.ex.onAbort(fn); }
+  readBody(limit: number): Promise<Buffer> { return this.ex.readBody(limit); }
+  bodyStream(): AsyncIterable<Uint8Array> { return this.ex.bodyStream(); }
+  send(status: number, headers: OutgoingHeaders, body?: string | Uint8Array): void { this.ex.send(status, withHeader(headers, this.value), body); }
+  writeHead(status: number, headers: OutgoingHeaders): void { this.ex.writeHead(status, withHeader(headers, this.value)); }
+  write(chunk: Uint8Array): boolean { return this.ex.write(chunk); }
+  drained(): Promise<void> { return this.ex.drained(); }
+  end(chunk?: Uint8Array): void { this.ex.end(chunk); }
+  abort(): void { this.ex.abort(); }
+}
+
 export function withHsts(ex: Exchange, value: string): Exchange {
-  const wrapped = Object.create(ex) as Exchange & { send: Exchange['send']; writeHead: Exchange['writeHead'] };
-  wrapped.send = (status, headers, body) => ex.send(status, withHeader(headers, value), body);
-  wrapped.writeHead = (status, headers) => ex.writeHead(status, withHeader(headers, value));
-  return wrapped;
+  return new CarryingHsts(ex, value);
 }
