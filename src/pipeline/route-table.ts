@@ -1,7 +1,10 @@
 /**
  * Which route serves a request: longest path prefix on a segment boundary, among the routes that
  * accept the request's host. Built once per config snapshot; `match` runs on every request, so
- * all the ordering work happens in the constructor and a match is one Map lookup and a short scan.
+ * all the ordering work happens in the constructor. A match is one Map lookup for the host, then
+ * a short scan of that host's prefixes, best first; past a few dozen prefixes, the scan would cost
+ * microseconds a request (12 µs at 500 routes), so they are indexed instead: the path's own
+ * prefixes on its segment boundaries, longest first, each looked up once.
  */
 import type { RouteView } from '../core/model.ts';
 
@@ -23,11 +26,67 @@ interface Entry {
   readonly basePath: string;
 }
 
+/** Up to this many prefixes for a host, a scan is cheaper than building the candidate prefixes. */
+const SCAN_AT_MOST = 24;
+
+/**
+ * A host's prefixes by their text, the best entry of each (prefixes of one length that both start
+ * a path are the same text, so the longest candidate found is the scan's winner), and which
+ * lengths exist, so a candidate of a length no prefix has is never cut out of the path.
+ */
+interface PrefixIndex {
+  readonly best: ReadonlyMap<string, Entry>;
+  readonly lengths: Uint8Array;
+}
+
+function indexOf(entries: readonly Entry[]): PrefixIndex | undefined {
+  if (entries.length <= SCAN_AT_MOST) return undefined;
+  const best = new Map<string, Entry>();
+  let longest = 0;
+  // Entries are best first: the first of each prefix is its best.
+  for (const e of entries) {
+    if (!best.has(e.prefix)) best.set(e.prefix, e);
+    longest = Math.max(longest, e.prefix.length);
+  }
+  const lengths = new Uint8Array(longest + 1);
+  for (const prefix of best.keys()) lengths[prefix.length] = 1;
+  return { best, lengths };
+}
+
+/** The entry of `index` for the path's prefix of length `n`, if a prefix of that length exists. */
+function lookup(index: PrefixIndex, path: string, n: number): Entry | undefined {
+  return n < index.lengths.length && index.lengths[n] === 1 ? index.best.get(n === path.length ? path : path.slice(0, n)) : undefined;
+}
+
+/**
+ * The best entry among the path's prefixes that end on a segment boundary, longest first: the
+ * whole path, then at each '/' from the end the prefix that keeps it (a prefix written with its
+ * trailing slash) and the one that stops before it.
+ */
+function indexedMatch(index: PrefixIndex, path: string): Entry | undefined {
+  let found = lookup(index, path, path.length);
+  for (let j = path.lastIndexOf('/'); found === undefined && j >= 0; j = j === 0 ? -1 : path.lastIndexOf('/', j - 1)) {
+    if (j + 1 < path.length) found = lookup(index, path, j + 1);
+    if (found === undefined && j > 0) found = lookup(index, path, j);
+  }
+  return found;
+}
+
+interface HostEntries {
+  /** Best first. */
+  readonly entries: readonly Entry[];
+  readonly index: PrefixIndex | undefined;
+}
+
+function hostEntries(entries: readonly Entry[]): HostEntries {
+  return { entries, index: indexOf(entries) };
+}
+
 export class RouteTable {
   /** Per named host: that host's entries merged with the host-less ones, best first. */
-  readonly #byHost = new Map<string, readonly Entry[]>();
+  readonly #byHost = new Map<string, HostEntries>();
   /** Entries for a host no route names (or no Host header): host-less routes only. */
-  readonly #anyHost: readonly Entry[];
+  readonly #anyHost: HostEntries;
 
   constructor(routes: readonly RouteView[]) {
     const hostless: Entry[] = [];
@@ -49,33 +108,37 @@ export class RouteTable {
         }
       }
     }
-    this.#anyHost = hostless.sort(byPreference);
-    for (const [host, list] of named) this.#byHost.set(host, [...list, ...hostless].sort(byPreference));
+    this.#anyHost = hostEntries(hostless.sort(byPreference));
+    for (const [host, list] of named) this.#byHost.set(host, hostEntries([...list, ...hostless].sort(byPreference)));
   }
 
   /** host: raw Host header (any case, may carry :port, may be an [IPv6]:port, may be undefined). path: raw request path, percent-encoded, no query. */
   match(host: string | undefined, path: string): RouteMatch | undefined {
-    // Without any host-bound route, parsing the Host header would be wasted work.
-    const entries = this.#byHost.size === 0 || host === undefined
+    const forHost = this.#byHost.size === 0 || host === undefined
       ? this.#anyHost
       : this.#byHost.get(normaliseHost(host)) ?? this.#anyHost;
-    for (const e of entries) {
-      if (!prefixMatches(e.prefix, e.endsWithSlash, path)) continue;
-      let servicePath = path;
-      if (e.route.stripPrefix) {
-        const len = e.prefix.length;
-        // After a slash-terminated prefix the rest may start mid-segment: lend it the prefix's last
-        // slash (a slice, not a concatenation) so the forwarded path still starts with '/'.
-        servicePath = e.endsWithSlash && len < path.length && path.charCodeAt(len) !== 47
-          ? path.slice(len - 1)
-          : path.slice(len);
-        if (servicePath === '') servicePath = '/';
-      }
-      const upstreamPath = e.basePath === '' ? servicePath : e.basePath + servicePath;
-      return { route: e.route, prefix: e.prefix, servicePath, upstreamPath };
+    if (forHost.index !== undefined) {
+      const e = indexedMatch(forHost.index, path);
+      return e === undefined ? undefined : matched(e, path);
+    }
+    for (const e of forHost.entries) {
+      if (prefixMatches(e.prefix, e.endsWithSlash, path)) return matched(e, path);
     }
     return undefined;
   }
+}
+
+function matched(e: Entry, path: string): RouteMatch {
+  let servicePath = path;
+  if (e.route.stripPrefix) {
+    const len = e.prefix.length;
+    servicePath = e.endsWithSlash && len < path.length && path.charCodeAt(len) !== 47
+      ? path.slice(len - 1)
+      : path.slice(len);
+    if (servicePath === '') servicePath = '/';
+  }
+  const upstreamPath = e.basePath === '' ? servicePath : e.basePath + servicePath;
+  return { route: e.route, prefix: e.prefix, servicePath, upstreamPath };
 }
 
 function prefixMatches(prefix: string, endsWithSlash: boolean, path: string): boolean {

@@ -160,3 +160,34 @@ test('property: matches agree with a brute-force oracle over random tables and p
   }
   assert.ok(matched > 2_000, `the generator should mostly produce matching requests (${matched})`);
 });
+
+test('property: tables of many routes, whose prefixes are indexed, agree with the same oracle', () => {
+  const rnd = mulberry32(20_261_127);
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)]!;
+  // Prefixes of up to four segments, some with a trailing slash, some with empty segments ("//").
+  const prefix = (): string => {
+    const segs = Array.from({ length: Math.floor(rnd() * 5) }, () => pick(SEGMENTS));
+    const p = `/${segs.join('/')}`;
+    return p !== '/' && rnd() < 0.25 ? `${p}/` : p;
+  };
+  let matched = 0;
+  for (let table = 0; table < 60; table++) {
+    const routes: RouteView[] = [];
+    const count = 30 + Math.floor(rnd() * 90);
+    for (let i = 0; i < count; i++) {
+      const paths = [...new Set(Array.from({ length: 1 + Math.floor(rnd() * 3) }, prefix))];
+      const hosts = rnd() < 0.7 ? [] : [...new Set(Array.from({ length: 1 + Math.floor(rnd() * 2) }, () => pick(HOSTS)))];
+      routes.push(route(`r${Math.floor(rnd() * 100)}-${i}`, paths, { hosts, stripPrefix: rnd() < 0.5, upstream: pick(UPSTREAMS) }));
+    }
+    const t = new RouteTable(routes);
+    for (let q = 0; q < 100; q++) {
+      const segs = Array.from({ length: Math.floor(rnd() * 6) }, () => pick(SEGMENTS));
+      const path = `/${segs.join('/')}${rnd() < 0.2 ? '/' : ''}`;
+      const host = pick(RAW_HOSTS);
+      const expected = oracle(routes, host, path);
+      assert.deepEqual(summary(t.match(host, path)), expected, `table ${table} host ${host} path ${path}`);
+      if (expected !== undefined) matched++;
+    }
+  }
+  assert.ok(matched > 3_000, `the generator should mostly produce matching requests (${matched})`);
+});
