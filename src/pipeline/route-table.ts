@@ -39,7 +39,7 @@ interface PrefixIndex {
   readonly lengths: Uint8Array;
 }
 
-function indexOf(entries: readonly Entry[]): PrefixIndex | undefined {
+function prefixIndex(entries: readonly Entry[]): PrefixIndex | undefined {
   if (entries.length <= SCAN_AT_MOST) return undefined;
   const best = new Map<string, Entry>();
   let longest = 0;
@@ -79,7 +79,7 @@ interface HostEntries {
 }
 
 function hostEntries(entries: readonly Entry[]): HostEntries {
-  return { entries, index: indexOf(entries) };
+  return { entries, index: prefixIndex(entries) };
 }
 
 export class RouteTable {
