@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { existsSync, statSync } from 'node:fs';
 import { parseListenAddress, isLoopback, type ListenAddress } from './address.ts';
 import { parseSmtpUrl } from './smtp-url.ts';
+import { parseMoment } from '../clock/moment.ts';
 
 export type PlaneName = 'data' | 'control' | 'internal';
 export const PLANES: readonly PlaneName[] = ['data', 'control', 'internal'];
@@ -95,7 +96,7 @@ export const SETTINGS_DOC: ReadonlyArray<readonly [string, string, string]> = [
   ['GATEWAY_LOG_FORMAT', 'text', 'operational log format: text or json'],
   ['GATEWAY_EDITION', 'community', 'community or licensed'],
   ['GATEWAY_CLOCK', 'system', 'manual turns on the test clock (/__clock on the control plane); refused unless every listener is on loopback'],
-  ['GATEWAY_CLOCK_START', '(the wall clock)', 'with GATEWAY_CLOCK=manual, the instant the test clock starts at: an ISO 8601 instant with its offset (2026-03-29T00:59:00Z) or epoch milliseconds'],
+  ['GATEWAY_CLOCK_START', '(the wall clock)', 'with GATEWAY_CLOCK=manual, the instant the test clock starts at: an RFC 3339 time with its offset (2026-03-29T00:59:00Z) or epoch milliseconds'],
   ['GATEWAY_CONFIG', '(unset)', 'declarative JSON or YAML file of routes and roles applied at start'],
   ['GATEWAY_OTLP_ENDPOINT', '(unset)', 'OpenTelemetry collector (http or https URL) for the push modes'],
   ['GATEWAY_NODE_NAME', '(host name-pid)', 'this node\'s name in run records and logs'],
@@ -259,12 +260,12 @@ function clockStartOf(env: Env, clock: 'system' | 'manual'): number | undefined 
   if (clock !== 'manual') {
     throw new SettingsError('GATEWAY_CLOCK_START', 'GATEWAY_CLOCK_START applies to the test clock only: set GATEWAY_CLOCK=manual with it, or leave it out.');
   }
-  const at = /^\d{1,15}$/.test(raw) ? Number(raw)
-    : /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/i.test(raw) ? Date.parse(raw) : Number.NaN;
-  if (!Number.isSafeInteger(at) || at < 0 || at > 8_640_000_000_000_000) {
-    throw new SettingsError('GATEWAY_CLOCK_START', `GATEWAY_CLOCK_START="${raw}" is not an instant: give an ISO 8601 time with its offset, such as 2026-03-29T00:59:00Z, or epoch milliseconds.`);
+  if (/^\d{1,15}$/.test(raw)) return Number(raw);
+  const moment = parseMoment(raw);
+  if (!moment.ok) {
+    throw new SettingsError('GATEWAY_CLOCK_START', `GATEWAY_CLOCK_START="${raw}" is not an instant (${moment.reason}): give an RFC 3339 time with its offset, such as 2026-03-29T00:59:00Z, or epoch milliseconds.`);
   }
-  return at;
+  return moment.ms;
 }
 
 /** Reads and validates every GATEWAY_* variable once; the result is frozen. */

@@ -136,6 +136,25 @@ function oracle(routes: readonly RouteView[], rawHost: string | undefined, path:
   return [best.r.id, best.p, service, `${base}${service}`];
 }
 
+/**
+ * `queries` random requests (paths of up to `depth - 1` segments, some with a trailing slash, each
+ * host form) to a table of `routes`, each answer compared with the oracle's; how many matched.
+ */
+function askOracle(routes: readonly RouteView[], rnd: () => number, queries: number, depth: number, table: () => string): number {
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)]!;
+  const t = new RouteTable(routes);
+  let matched = 0;
+  for (let q = 0; q < queries; q++) {
+    const segs = Array.from({ length: Math.floor(rnd() * depth) }, () => pick(SEGMENTS));
+    const path = `/${segs.join('/')}${rnd() < 0.2 ? '/' : ''}`;
+    const host = pick(RAW_HOSTS);
+    const expected = oracle(routes, host, path);
+    assert.deepEqual(summary(t.match(host, path)), expected, `host ${host} path ${path} ${table()}`);
+    if (expected !== undefined) matched++;
+  }
+  return matched;
+}
+
 test('property: matches agree with a brute-force oracle over random tables and paths', () => {
   const rnd = mulberry32(20_240_611);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)]!;
@@ -148,15 +167,7 @@ test('property: matches agree with a brute-force oracle over random tables and p
       const hosts = rnd() < 0.5 ? [] : [...new Set(Array.from({ length: 1 + Math.floor(rnd() * 2) }, () => pick(HOSTS)))];
       routes.push(route(`r${Math.floor(rnd() * 10)}${i}`, paths, { hosts, stripPrefix: rnd() < 0.5, upstream: pick(UPSTREAMS) }));
     }
-    const t = new RouteTable(routes);
-    for (let q = 0; q < 20; q++) {
-      const segs = Array.from({ length: Math.floor(rnd() * 4) }, () => pick(SEGMENTS));
-      const path = `/${segs.join('/')}${rnd() < 0.2 ? '/' : ''}`;
-      const host = pick(RAW_HOSTS);
-      const expected = oracle(routes, host, path);
-      assert.deepEqual(summary(t.match(host, path)), expected, `host ${host} path ${path} routes ${JSON.stringify(routes.map((r) => [r.id, r.paths, r.hosts]))}`);
-      if (expected !== undefined) matched++;
-    }
+    matched += askOracle(routes, rnd, 20, 4, () => JSON.stringify(routes.map((r) => [r.id, r.paths, r.hosts])));
   }
   assert.ok(matched > 2_000, `the generator should mostly produce matching requests (${matched})`);
 });
@@ -179,15 +190,7 @@ test('property: tables of many routes, whose prefixes are indexed, agree with th
       const hosts = rnd() < 0.7 ? [] : [...new Set(Array.from({ length: 1 + Math.floor(rnd() * 2) }, () => pick(HOSTS)))];
       routes.push(route(`r${Math.floor(rnd() * 100)}-${i}`, paths, { hosts, stripPrefix: rnd() < 0.5, upstream: pick(UPSTREAMS) }));
     }
-    const t = new RouteTable(routes);
-    for (let q = 0; q < 100; q++) {
-      const segs = Array.from({ length: Math.floor(rnd() * 6) }, () => pick(SEGMENTS));
-      const path = `/${segs.join('/')}${rnd() < 0.2 ? '/' : ''}`;
-      const host = pick(RAW_HOSTS);
-      const expected = oracle(routes, host, path);
-      assert.deepEqual(summary(t.match(host, path)), expected, `table ${table} host ${host} path ${path}`);
-      if (expected !== undefined) matched++;
-    }
+    matched += askOracle(routes, rnd, 100, 6, () => `table ${table}`);
   }
   assert.ok(matched > 3_000, `the generator should mostly produce matching requests (${matched})`);
 });

@@ -120,11 +120,14 @@ test('the test clock starts at GATEWAY_CLOCK_START: an instant with its offset o
   assert.equal(loadSettings({ ...loop, GATEWAY_CLOCK_START: '2026-03-29T02:59:30.5+02:00' }).clockStart, Date.UTC(2026, 2, 29, 0, 59, 30, 500));
   assert.equal(loadSettings({ ...loop, GATEWAY_CLOCK_START: ' 1790000000000 ' }).clockStart, 1_790_000_000_000);
   // A local time names a different instant on each host; a date alone, a word or a negative number names none.
-  for (const raw of ['2026-03-29T00:59:00', '2026-03-29', 'tomorrow', '-5', '2026-13-45T99:00:00Z']) {
+  // A date that does not exist is refused, never rolled over into the next month.
+  for (const raw of ['2026-03-29T00:59:00', '2026-03-29', 'tomorrow', '-5', '2026-13-45T99:00:00Z', '2026-02-30T00:00:00Z']) {
     const err = refusal({ ...loop, GATEWAY_CLOCK_START: raw });
     assert.equal(err.variable, 'GATEWAY_CLOCK_START', raw);
-    assert.match(err.message, /ISO 8601/, raw);
+    assert.match(err.message, /RFC 3339 time with its offset/, raw);
   }
+  assert.match(refusal({ ...loop, GATEWAY_CLOCK_START: '2026-02-30T00:00:00Z' }).message, /day 30 does not exist in 2026-02/);
+  assert.match(refusal({ ...loop, GATEWAY_CLOCK_START: '2026-03-29T00:59:00' }).message, /no offset/);
   const without = refusal({ GATEWAY_CLOCK_START: '2026-03-29T00:59:00Z' });
   assert.equal(without.variable, 'GATEWAY_CLOCK_START');
   assert.match(without.message, /GATEWAY_CLOCK=manual/);

@@ -15,6 +15,7 @@
  * Shortcuts: @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly.
  */
 import { type CadenceResult, ok, refuse } from './duration.ts';
+import { utcMs } from '../../../clock/moment.ts';
 
 export interface CronSpec {
   /** The expression as written (trimmed). */
@@ -309,14 +310,6 @@ function isLeap(year: number): boolean {
 
 function daysInMonth(year: number, month: number): number {
   return month === 2 ? (isLeap(year) ? 29 : 28) : (MAX_DAYS[month] ?? 31);
-}
-
-/** Date.UTC that also means years 0-99 literally. */
-export function utcMs(year: number, month: number, day: number, hour = 0, minute = 0, second = 0): number {
-  if (year >= 100) return Date.UTC(year, month - 1, day, hour, minute, second);
-  const date = new Date(Date.UTC(2000, month - 1, day, hour, minute, second));
-  date.setUTCFullYear(year);
-  return date.getTime();
 }
 
 /** Weekday (0 = Sunday) of a civil date, proleptic Gregorian. */

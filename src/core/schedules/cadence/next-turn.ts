@@ -11,7 +11,8 @@
  *   instant make one turn.
  * - at: one RFC 3339 moment with an offset.
  */
-import { type CronSpec, MAX_YEAR, nextCronWallTime, utcMs } from './cron.ts';
+import { type CronSpec, MAX_YEAR, nextCronWallTime } from './cron.ts';
+import { parseMoment, utcMs } from '../../../clock/moment.ts';
 import { type CadenceResult, DAY_MS, HOUR_MS, MINUTE_MS, ok, refuse, SECOND_MS } from './duration.ts';
 
 export type Cadence =
@@ -255,48 +256,18 @@ export function nextTurn(cadence: Cadence, context: TurnContext): number | null 
 // ---------------------------------------------------------------------------
 // at
 
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}:\d{2})$/;
-const WITHOUT_OFFSET = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?$/;
-const MONTH_DAYS = [0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-
 /** at: one RFC 3339 moment with an offset, e.g. 2026-06-01T10:00:00+02:00 or 2026-06-01T08:00:00Z. */
 export function parseAt(raw: unknown): CadenceResult<number> {
   const example = 'e.g. 2026-06-01T10:00:00+02:00 or 2026-06-01T08:00:00Z';
   if (typeof raw !== 'string') return refuse('schedule.at-invalid', `at must be an RFC 3339 moment, ${example}.`);
   const text = raw.trim();
-  if (WITHOUT_OFFSET.test(text)) {
+  const moment = parseMoment(text);
+  if (moment.ok) return ok(moment.ms);
+  if (moment.offsetMissing) {
     return refuse(
       'schedule.at-offset-missing',
       `at "${text}" has no offset, so the moment is ambiguous; add Z or an offset such as +02:00, ${example}.`,
     );
   }
-  const invalid = (reason: string): CadenceResult<number> =>
-    refuse('schedule.at-invalid', `at "${text}" is not a valid RFC 3339 moment: ${reason}.`);
-  const match = RFC3339.exec(text);
-  if (match === null) return invalid(`write the date, time with seconds and offset, ${example}`);
-  const [, ys, mos, ds, hs, mis, ss, fraction, zone] = match as unknown as [
-    string, string, string, string, string, string, string, string | undefined, string,
-  ];
-  const year = Number(ys);
-  const month = Number(mos);
-  const day = Number(ds);
-  const hour = Number(hs);
-  const minute = Number(mis);
-  const second = Number(ss);
-  if (month < 1 || month > 12) return invalid(`the month must be 01-12, got ${mos}`);
-  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
-  const dim = month === 2 && !leap ? 28 : (MONTH_DAYS[month] as number);
-  if (day < 1 || day > dim) return invalid(`day ${ds} does not exist in ${ys}-${mos}`);
-  if (hour > 23) return invalid(`the hour must be 00-23, got ${hs}`);
-  if (minute > 59) return invalid(`the minute must be 00-59, got ${mis}`);
-  if (second > 59) return invalid(`the second must be 00-59, got ${ss}`);
-  let offsetMs = 0;
-  if (zone !== 'Z' && zone !== 'z') {
-    const oh = Number(zone.slice(1, 3));
-    const om = Number(zone.slice(4, 6));
-    if (oh > 23 || om > 59) return invalid(`the offset ${zone} is out of range`);
-    offsetMs = (zone.startsWith('-') ? -1 : 1) * (oh * HOUR_MS + om * MINUTE_MS);
-  }
-  const millis = fraction === undefined ? 0 : Number(fraction.slice(0, 3).padEnd(3, '0'));
-  return ok(utcMs(year, month, day, hour, minute, second) + millis - offsetMs);
+  return refuse('schedule.at-invalid', `at "${text}" is not a valid RFC 3339 moment: ${moment.reason}, ${example}.`);
 }
