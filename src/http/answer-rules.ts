@@ -8,8 +8,11 @@ import type { OutgoingHeaders } from './exchange.ts';
 /** 204 and 304 carry no body; a 204 announces no length either (RFC 9110 8.6, 15.3.5, 15.4.5). */
 export const bodiless = (status: number): boolean => status === 204 || status === 304;
 
+/** Made once per known status: every answer writes one. */
+const STATUS_LINES: ReadonlyMap<number, string> = new Map(Object.entries(STATUS_CODES).map(([code, text]) => [Number(code), `${code} ${text}`]));
+
 export function statusLine(status: number): string {
-  return `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
+  return STATUS_LINES.get(status) ?? `${status} Unknown`;
 }
 
 /**

@@ -11,6 +11,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createSecureContext, TLSSocket, type SecureContext } from 'node:tls';
 import { formatAddress } from '../settings/address.ts';
 import { GatewayError } from './errors.ts';
+import { headerRecord } from './header-record.ts';
 import type { Exchange, OutgoingHeaders } from './exchange.ts';
 import { CLOSING, bodiless, doorOwned, headLength } from './answer-rules.ts';
 import { DoorBindError, type Door, type DoorOptions } from './uws-door.ts';
@@ -41,7 +42,7 @@ export type TlsDoor = Door;
 type MutableExchange = { -readonly [K in keyof Exchange]: Exchange[K] };
 
 function headersOf(hdrs: OutgoingHeaders, extra: OutgoingHeaders | undefined): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
+  const out = headerRecord<string | string[]>();
   for (const [name, value] of Object.entries(hdrs)) {
     if (doorOwned(name, value)) continue;
     out[name] = typeof value === 'string' ? value : [...value];

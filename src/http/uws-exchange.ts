@@ -10,6 +10,7 @@ import type { InFlight } from './in-flight.ts';
 import { StatedLengthBody } from './uws-stated-length.ts';
 import { CLOSING, bodiless, doorOwned, headLength, statusLine } from './answer-rules.ts';
 import { GatewayError } from './errors.ts';
+import { headerRecord } from './header-record.ts';
 import type { Exchange, OutgoingHeaders } from './exchange.ts';
 
 /**
@@ -32,15 +33,25 @@ export function writeHeaders(res: uWS.HttpResponse, headers: OutgoingHeaders): v
   }
 }
 
+/** The record `readHeaders` fills: one function for every request instead of a closure each. */
+const NONE: Record<string, string> = headerRecord();
+let reading = NONE;
+function readField(k: string, v: string): void {
+  const prev = reading[k];
+  reading[k] = prev === undefined ? v : `${prev}${k === 'cookie' ? '; ' : ', '}${v}`;
+}
+
 /** The request's headers, copied (uWS frees them on return); repeated ones joined, cookies with "; ". */
 export function readHeaders(req: uWS.HttpRequest): Record<string, string> {
-  const headers: Record<string, string> = {};
-  req.forEach((k, v) => {
-    const prev = headers[k];
-    headers[k] = prev === undefined ? v : `${prev}${k === 'cookie' ? '; ' : ', '}${v}`;
-  });
+  const headers = headerRecord();
+  reading = headers;
+  req.forEach(readField);
+  reading = NONE;
   return headers;
 }
+
+/** uWS gives the peer's address as ASCII text. */
+const ADDRESS_TEXT = new TextDecoder();
 
 async function* noBody(): AsyncGenerator<Uint8Array> {}
 
@@ -86,7 +97,7 @@ export class UwsExchange implements Exchange {
     this.method = req.getCaseSensitiveMethod().toUpperCase();
     this.path = req.getUrl();
     this.query = req.getQuery() ?? '';
-    this.remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
+    this.remoteAddress = ADDRESS_TEXT.decode(res.getRemoteAddressAsText());
     this.receivedAt = now;
     // Without Content-Length or Transfer-Encoding a request has no body (RFC 9112 6.3): no queue
     // and no onData, which uWS would call once with an empty buffer (a copy and closures per request).

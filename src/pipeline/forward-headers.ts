@@ -4,6 +4,7 @@
  * itself. Toward the client: the upstream connection's own headers stay behind.
  */
 import { HOP_BY_HOP, REQUEST_DROP } from '../http/gateway-headers.ts';
+import { headerRecord } from '../http/header-record.ts';
 
 export interface ForwardOptions {
   /** The client's address; null for a call the gateway makes itself (no client, no forwarding facts). */
@@ -21,9 +22,9 @@ export interface ForwardOptions {
  */
 const NEVER_CONNECTION_LISTED: ReadonlySet<string> = new Set(['content-length']);
 
-/** incoming: lower-case names, already joined values (cookie with '; '). Returns a NEW object for undici. */
+/** incoming: lower-case names, already joined values (cookie with '; '). Returns a new record. */
 export function forwardRequestHeaders(incoming: Readonly<Record<string, string>>, opts: ForwardOptions): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out = headerRecord();
   const connection = incoming['connection'];
   const listed = connection === undefined ? undefined : connectionNames(connection);
   for (const name in incoming) {
@@ -37,9 +38,6 @@ export function forwardRequestHeaders(incoming: Readonly<Record<string, string>>
     } else if (name === 'cookie') {
       const kept = opts.ownCookies.size === 0 ? value : withoutCookies(value, opts.ownCookies);
       if (kept !== '') out[name] = kept;
-    } else if (name === '__proto__') {
-      // An ordinary header name: assigned, it would reach the prototype setter and vanish.
-      Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
     } else {
       out[name] = value;
     }
@@ -54,7 +52,7 @@ export function forwardRequestHeaders(incoming: Readonly<Record<string, string>>
 
 /** Upstream answer headers (undici's: lower-case names, string or string[] values) → headers for the client, without hop-by-hop ones (and those named in the upstream's Connection header). Arrays (set-cookie above all) stay arrays. */
 export function forwardResponseHeaders(upstream: Readonly<Record<string, string | string[] | undefined>>): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
+  const out = headerRecord<string | string[]>();
   const connection = upstream['connection'];
   const listed = connection === undefined
     ? undefined

@@ -11,6 +11,7 @@ import { STATUS_CODES } from 'node:http';
 import type { ConfigView } from '../actors/config/client.ts';
 import type { CallOutcome, ScheduledCall } from '../actors/schedules/messages.ts';
 import { GatewayError } from '../http/errors.ts';
+import { headerRecord } from '../http/header-record.ts';
 import { collect } from './collect.ts';
 import { pass } from './pass.ts';
 import type { UpstreamPools } from './upstream.ts';
@@ -55,7 +56,7 @@ function bodyOf(call: ScheduledCall): { body: string | undefined; type: string |
 
 /** The schedule's headers under lower-case names, as a caller's arrive; the gateway's own go on top. */
 function headersOf(call: ScheduledCall, type: string | undefined): Record<string, string> {
-  const out: Record<string, string> = Object.create(null) as Record<string, string>;
+  const out = headerRecord();
   for (const [name, value] of Object.entries(call.headers)) out[name.toLowerCase()] = value;
   // The gateway frames the body itself; a stored length could only be wrong.
   delete out['content-length'];

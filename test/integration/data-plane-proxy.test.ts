@@ -194,6 +194,29 @@ test('hop-by-hop response headers stay at the gateway; the others come back', as
   custom.handle(undefined);
 });
 
+test('headers named like built-in properties pass both ways as they are', async () => {
+  // Names every object inherits (or sets its prototype with): read from a plain object, they would
+  // be functions, or vanish.
+  const names = ['constructor', '__proto__', 'tostring', 'hasownproperty', 'valueof'];
+  custom.handle((_req, res) => {
+    for (const n of names) res.setHeader(n, `answer-${n}`);
+    res.end('ok');
+  });
+  const r = await rawRequest(dataPort, `GET /custom/proto HTTP/1.1\r\nHost: 127.0.0.1:${dataPort}\r\n`
+    + names.map((n) => `${n}: asked-${n}\r\n`).join('') + '\r\n');
+  assert.equal(r.status, 200, r.head);
+  for (const n of names) assert.ok(r.headerLines.includes(`${n}: answer-${n}`), `${n} comes back:\n${r.head}`);
+  custom.handle(undefined);
+  const e = await rawRequest(dataPort, `GET /orders/proto HTTP/1.1\r\nHost: 127.0.0.1:${dataPort}\r\n`
+    + names.map((n) => `${n}: asked-${n}\r\n`).join('') + '\r\n');
+  assert.equal(e.status, 200, e.head);
+  // node:http's own record of headers drops __proto__: its raw list shows what arrived.
+  const raw = up.last().rawHeaders;
+  const arrived = new Map<string, string>();
+  for (let i = 0; i < raw.length; i += 2) arrived.set(raw[i]!.toLowerCase(), raw[i + 1]!);
+  for (const n of names) assert.equal(arrived.get(n), `asked-${n}`, `${n} reaches the upstream`);
+});
+
 test('X-Forwarded-For is the client address; forged proxy headers never pass; proto is http', async () => {
   const a = await call(`${d}/orders/xff`, {
     headers: {

@@ -63,7 +63,7 @@ test('only the headers the line reads cross: the body\'s type and those the fiel
     'content-type': 'application/json', 'x-request-id': 'r-1', authorization: 'Bearer mk_secret', cookie: 'meerkat_app=s', 'user-agent': 'curl',
   };
   const post = index.match('POST', '/orders')!.operation;
-  assert.deepEqual(neededHeaders(post, headers), { 'content-type': 'application/json', 'x-request-id': 'r-1' }, 'x-tenant was not sent');
+  assert.deepEqual({ ...neededHeaders(post, headers) }, { 'content-type': 'application/json', 'x-request-id': 'r-1' }, 'x-tenant was not sent');
   const get = index.match('GET', '/orders/7')!.operation;
-  assert.deepEqual(neededHeaders(get, headers), {}, 'no body read, no header named');
+  assert.deepEqual({ ...neededHeaders(get, headers) }, {}, 'no body read, no header named');
 });

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HOP_BY_HOP } from '../../src/http/gateway-headers.ts';
+import { headerRecord } from '../../src/http/header-record.ts';
 import { forwardRequestHeaders, forwardResponseHeaders, type ForwardOptions } from '../../src/pipeline/forward-headers.ts';
 import { IDENTITY_HEADERS } from '../../src/pipeline/identity.ts';
 
@@ -14,7 +15,7 @@ test('request: end-to-end headers pass, the gateway states the forwarding facts'
     'content-length': '42', 'user-agent': 'curl/8', 'x-request-id': 'abc',
   };
   const out = forwardRequestHeaders(incoming, opts());
-  assert.deepEqual(out, {
+  assert.deepEqual({ ...out }, {
     accept: 'application/json', 'content-type': 'application/json', 'content-length': '42', 'user-agent': 'curl/8',
     'x-request-id': 'abc', 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'shop.example.com:8443',
   });
@@ -32,7 +33,7 @@ test('request: hop-by-hop, host, expect, identity and proxy-chain headers never 
     'x-forwarded-host': 'evil', 'x-real-ip': '1.2.3.4', 'x-forwarded-port': '1', 'x-forwarded-prefix': '/evil', connection: 'keep-alive',
   });
   const out = forwardRequestHeaders(incoming, opts({ secure: false }));
-  assert.deepEqual(out, { accept: '*/*', 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'http' });
+  assert.deepEqual({ ...out }, { accept: '*/*', 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'http' });
 });
 
 test('request: names listed in Connection are dropped, except content-length', () => {
@@ -80,7 +81,7 @@ test('response: hop-by-hop and Connection-listed headers stay behind; arrays sta
     'x-upstream-private': 'p', vary: ['accept', 'origin'], etag: '"1"', missing: undefined,
   };
   const out = forwardResponseHeaders(upstream);
-  assert.deepEqual(out, {
+  assert.deepEqual({ ...out }, {
     'content-type': 'text/html', 'content-length': '10', 'set-cookie': ['a=1; Path=/', 'b=2; HttpOnly'],
     vary: ['accept', 'origin'], etag: '"1"',
   });
@@ -89,7 +90,18 @@ test('response: hop-by-hop and Connection-listed headers stay behind; arrays sta
 
 test('response: a repeated Connection header (array) is read whole', () => {
   const out = forwardResponseHeaders({ connection: ['close', 'X-A'], 'x-a': '1', 'x-b': '2' });
-  assert.deepEqual(out, { 'x-b': '2' });
-  assert.deepEqual(forwardResponseHeaders({ connection: 'content-length', 'content-length': '3' }), { 'content-length': '3' });
-  assert.deepEqual(forwardResponseHeaders({}), {});
+  assert.deepEqual({ ...out }, { 'x-b': '2' });
+  assert.deepEqual({ ...forwardResponseHeaders({ connection: 'content-length', 'content-length': '3' }) }, { 'content-length': '3' });
+  assert.deepEqual({ ...forwardResponseHeaders({}) }, {});
+});
+
+test('headers named like built-in properties are headers both ways, never inherited nor lost', () => {
+  const names = ['constructor', '__proto__', 'tostring', 'toString', 'valueof', 'hasownproperty'];
+  const incoming = headerRecord();
+  for (const n of names) incoming[n] = `v-${n}`;
+  const out = forwardRequestHeaders(incoming, opts());
+  for (const n of names) assert.ok(Object.hasOwn(out, n) && out[n] === `v-${n}`, `${n} passes upstream`);
+  const back = forwardResponseHeaders(incoming);
+  for (const n of names) assert.ok(Object.hasOwn(back, n) && back[n] === `v-${n}`, `${n} comes back`);
+  assert.equal(forwardRequestHeaders(headerRecord(), opts())['constructor'], undefined, 'an absent name reads as absent');
 });

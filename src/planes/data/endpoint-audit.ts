@@ -8,6 +8,7 @@
  * edition it never listens, so no record is opened for it.
  */
 import { BODY_MAX_BYTES } from '../../core/audit/mask.ts';
+import { headerRecord } from '../../http/header-record.ts';
 import type { AuditedOperation, CallBody, OperationMatch } from '../../core/audit/operations.ts';
 import { isLicensed } from '../edition.ts';
 import type { RecordObserver, RequestRecord } from '../../pipeline/request-record.ts';
@@ -49,7 +50,7 @@ export function keptBody(record: RequestRecord): CallBody | undefined {
  * the operation's fields name. Only those cross to the actor.
  */
 export function neededHeaders(operation: AuditedOperation, headers: Readonly<Record<string, string>>): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out = headerRecord();
   const type = headers['content-type'];
   if (operation.wantsBody && type !== undefined) out['content-type'] = type;
   for (const { source } of operation.fields) {
