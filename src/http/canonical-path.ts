@@ -21,7 +21,7 @@ export function canonicalForm(raw: string): string | undefined {
   let path = raw;
   if (path.includes('//')) path = path.replace(/\/{2,}/g, '/');
   // Fast path: no dot anywhere, nothing to check.
-  if (!path.includes('.') && !/%2e/i.test(path)) return path;
+  if (!path.includes('.') && (!path.includes('%') || !/%2e/i.test(path))) return path;
   let start = 1;
   while (start <= path.length) {
     let end = path.indexOf('/', start);

@@ -153,17 +153,36 @@ function sameRoles(a: readonly string[], b: readonly string[]): boolean {
   return true;
 }
 
-/** Headers to add upstream for a mode: headers → x-gateway-user, x-gateway-roles (comma-joined, no spaces), x-gateway-organisation (only when not null); remote-user → remote-user; jwt → x-gateway-identity. */
-export function identityHeaders(mode: IdentityMode, identity: Identity, signer: IdentitySigner, issuer: string, nowMs: number): Record<string, string> {
+/**
+ * The header value of a role list. Expanded role lists are the role graph's own frozen arrays,
+ * the same array for every request of the same callers, so each is joined once; a list that could
+ * still change is joined each time.
+ */
+const joinedRoles = new WeakMap<readonly string[], string>();
+function rolesValue(roles: readonly string[]): string {
+  if (!Object.isFrozen(roles)) return roles.join(',');
+  let joined = joinedRoles.get(roles);
+  if (joined === undefined) joinedRoles.set(roles, (joined = roles.join(',')));
+  return joined;
+}
+
+/**
+ * Adds the headers of a mode to `out` (the headers going upstream, written in place rather than
+ * merged from another object on every request): headers → x-gateway-user, x-gateway-roles
+ * (comma-joined, no spaces), x-gateway-organisation (only when not null); remote-user →
+ * remote-user; jwt → x-gateway-identity.
+ */
+export function addIdentityHeaders(out: Record<string, string>, mode: IdentityMode, identity: Identity, signer: IdentitySigner, issuer: string, nowMs: number): void {
   switch (mode) {
-    case 'headers': {
-      const out: Record<string, string> = { 'x-gateway-user': identity.user, 'x-gateway-roles': identity.roles.join(',') };
+    case 'headers':
+      out['x-gateway-user'] = identity.user;
+      out['x-gateway-roles'] = rolesValue(identity.roles);
       if (identity.organisation !== null) out['x-gateway-organisation'] = identity.organisation;
-      return out;
-    }
+      return;
     case 'remote-user':
-      return { 'remote-user': identity.user };
+      out['remote-user'] = identity.user;
+      return;
     case 'jwt':
-      return { 'x-gateway-identity': signer.sign(identity, issuer, nowMs) };
+      out['x-gateway-identity'] = signer.sign(identity, issuer, nowMs);
   }
 }

@@ -12,7 +12,7 @@ import type { Identity, RouteView } from '../core/model.ts';
 import { authenticate, authorise } from './admit.ts';
 import { canonicalPath } from './canonical-path.ts';
 import { forwardRequestHeaders } from './forward-headers.ts';
-import { identityHeaders } from './identity.ts';
+import { addIdentityHeaders } from './identity.ts';
 import { normaliseHost } from './route-table.ts';
 import type { RequestRecord } from './request-record.ts';
 import type { UpstreamCall, UpstreamPools } from './upstream.ts';
@@ -142,7 +142,7 @@ export function pass(view: ConfigView, pools: UpstreamPools, req: PassRequest, n
     if (route.identity === 'jwt' && !signer) {
       throw new GatewayError('identity.unavailable', 'This route forwards a signed identity, and this node cannot unseal the signing key (its vault master key differs).');
     }
-    Object.assign(headers, identityHeaders(route.identity, identity, signer!, req.issuer ?? issuerOf(req.host), now));
+    addIdentityHeaders(headers, route.identity, identity, signer!, req.issuer ?? issuerOf(req.host), now);
   }
   const origin = view.origins.get(route.id)!;
   return {

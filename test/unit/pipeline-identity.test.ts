@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createPrivateKey, createPublicKey, verify } from 'node:crypto';
 import type { Identity } from '../../src/core/model.ts';
-import { IDENTITY_HEADERS, IdentitySigner, generateSigningKey, identityHeaders } from '../../src/pipeline/identity.ts';
+import { IDENTITY_HEADERS, IdentitySigner, addIdentityHeaders, generateSigningKey } from '../../src/pipeline/identity.ts';
 
 const ISS = 'https://gateway.example';
 const T0 = Date.UTC(2025, 5, 1, 12, 0, 0);
@@ -148,18 +148,27 @@ test('many identities: the cache stays usable past its limit', () => {
   assert.equal(signer.sign({ user: 'v1', roles: [], organisation: null }, ISS, T0 + 41_000), fresh);
 });
 
-test('identityHeaders per mode', () => {
+/** The headers a mode adds to an empty set. */
+function headersFor(...args: Parameters<typeof addIdentityHeaders> extends [unknown, ...infer Rest] ? Rest : never): Record<string, string> {
+  const out: Record<string, string> = {};
+  addIdentityHeaders(out, ...args);
+  return out;
+}
+
+test('identity headers per mode', () => {
   const signer = new IdentitySigner([generateSigningKey()]);
-  assert.deepEqual(identityHeaders('headers', alice, signer, ISS, T0), {
+  assert.deepEqual(headersFor('headers', alice, signer, ISS, T0), {
     'x-gateway-user': 'alice', 'x-gateway-roles': 'editor,reader', 'x-gateway-organisation': 'acme',
   });
-  assert.deepEqual(identityHeaders('headers', bob, signer, ISS, T0), { 'x-gateway-user': 'bob', 'x-gateway-roles': '' });
-  assert.deepEqual(identityHeaders('remote-user', alice, signer, ISS, T0), { 'remote-user': 'alice' });
-  const jwt = identityHeaders('jwt', alice, signer, ISS, T0);
+  assert.deepEqual(headersFor('headers', bob, signer, ISS, T0), { 'x-gateway-user': 'bob', 'x-gateway-roles': '' });
+  assert.deepEqual(headersFor('remote-user', alice, signer, ISS, T0), { 'remote-user': 'alice' });
+  const jwt = headersFor('jwt', alice, signer, ISS, T0);
   assert.deepEqual(Object.keys(jwt), ['x-gateway-identity']);
   assert.equal(jwt['x-gateway-identity'], signer.sign(alice, ISS, T0));
   for (const mode of ['headers', 'remote-user', 'jwt'] as const) {
-    for (const name of Object.keys(identityHeaders(mode, alice, signer, ISS, T0))) assert.ok(IDENTITY_HEADERS.has(name), name);
+    for (const name of Object.keys(headersFor(mode, alice, signer, ISS, T0))) assert.ok(IDENTITY_HEADERS.has(name), name);
   }
+  // The role list's value follows the identity's roles, joined once per list.
+  assert.equal(headersFor('headers', { ...alice, roles: ['a', 'b'] }, signer, ISS, T0)['x-gateway-roles'], 'a,b');
   assert.deepEqual([...IDENTITY_HEADERS].sort(), ['remote-user', 'x-gateway-identity', 'x-gateway-organisation', 'x-gateway-roles', 'x-gateway-user']);
 });

@@ -18,8 +18,8 @@
  */
 import { connect, type Socket } from 'node:net';
 import type { Dispatcher } from 'undici';
-import { TOKEN } from '../../http/grammar.ts';
-import { ProtocolError, ResponseParser } from './response-parser.ts';
+import { isFieldValue, isToken } from '../../http/grammar.ts';
+import { ProtocolError, ResponseParser, type ParserSink } from './response-parser.ts';
 
 export interface H1PoolOptions {
   /** Connections at most; requests beyond wait in order. */
@@ -45,10 +45,14 @@ export class UpstreamError extends Error {
   }
 }
 
-/** What a header value may not hold on the wire: controls but HTAB, DEL, and characters beyond Latin-1 (undici's rule). */
-const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 /** A request target: visible Latin-1 characters, no space (undici's rule). */
-const BAD_PATH = /[^\u0021-\u00ff]/;
+function isPath(path: string): boolean {
+  for (let i = 0; i < path.length; i++) {
+    const c = path.charCodeAt(i);
+    if (c < 0x21 || c > 0xff) return false;
+  }
+  return true;
+}
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 /**
  * A request body up to this size is copied after the head into one buffer (from Node's shared
@@ -99,10 +103,14 @@ class Conn {
 
 type Phase = 'queued' | 'connecting' | 'waiting' | 'body' | 'done';
 
-class Exchange implements Dispatcher.DispatchController {
+/**
+ * One request on the pool: the dispatch controller its handler holds, and the sink its parser
+ * reads the answer into (methods on the prototype, not a sink of closures per request).
+ */
+class Exchange implements Dispatcher.DispatchController, ParserSink {
   phase: Phase = 'queued';
   /** The request's head, made and checked once at dispatch (a second attempt sends the same). */
-  head = '';
+  requestHead = '';
   /** A streamed body's declared length; null: it goes in chunks (or the body is not streamed). */
   streamLength: number | null = null;
   conn: Conn | null = null;
@@ -122,24 +130,26 @@ class Exchange implements Dispatcher.DispatchController {
   }
 
   #newParser(): ResponseParser {
-    const x = this;
-    return new ResponseParser({
-      head(status, headers) {
-        x.phase = 'body';
-        const ka = headers['keep-alive'];
-        const hint = typeof ka === 'string' ? /(?:^|[,;\s])timeout\s*=\s*(\d+)/i.exec(ka) : null;
-        if (hint) x.keepAliveHint = Number(hint[1]) * 1000;
-        x.deadline = Date.now() + x.req.bodyTimeout;
-        x.handler.onResponseStart?.(x, status, headers as Record<string, string | string[] | undefined>, '');
-      },
-      data(chunk) {
-        x.deadline = Date.now() + x.req.bodyTimeout;
-        x.handler.onResponseData?.(x, chunk);
-      },
-      end(reusable) {
-        x.pool.ended(x, reusable && x.requestSent);
-      },
-    }, this.req.method === 'HEAD');
+    return new ResponseParser(this, this.req.method === 'HEAD');
+  }
+
+  // ParserSink
+  head(status: number, headers: Record<string, string | string[]>): void {
+    this.phase = 'body';
+    const ka = headers['keep-alive'];
+    const hint = typeof ka === 'string' ? /(?:^|[,;\s])timeout\s*=\s*(\d+)/i.exec(ka) : null;
+    if (hint) this.keepAliveHint = Number(hint[1]) * 1000;
+    this.deadline = Date.now() + this.req.bodyTimeout;
+    this.handler.onResponseStart?.(this, status, headers as Record<string, string | string[] | undefined>, '');
+  }
+
+  data(chunk: Buffer): void {
+    this.deadline = Date.now() + this.req.bodyTimeout;
+    this.handler.onResponseData?.(this, chunk);
+  }
+
+  end(reusable: boolean): void {
+    this.pool.ended(this, reusable && this.requestSent);
   }
 
   /** A fresh parser for a second attempt. */
@@ -282,7 +292,7 @@ export class H1Pool {
     if (x.paused) conn.socket.pause();
     else conn.socket.resume();
     this.#sweep ??= setInterval(() => this.#check(), SWEEP_MS).unref();
-    const head = x.head;
+    const head = x.requestHead;
     const body = x.req.body;
     const socket = conn.socket;
     if (body == null) {
@@ -304,11 +314,11 @@ export class H1Pool {
     }
   }
 
-  /** Makes the request's head (`x.head`, `x.streamLength`), each name and value checked where it is written. */
+  /** Makes the request's head (`x.requestHead`, `x.streamLength`), each name and value checked where it is written. */
   #head(x: Exchange): void {
     const req = x.req;
-    if (!TOKEN.test(req.method)) throw new UpstreamError('UPSTREAM_REQUEST', `the method ${JSON.stringify(req.method)} is not a token`);
-    if (!req.path.startsWith('/') || BAD_PATH.test(req.path)) throw new UpstreamError('UPSTREAM_REQUEST', 'the path holds a space or a control character');
+    if (!isToken(req.method)) throw new UpstreamError('UPSTREAM_REQUEST', `the method ${JSON.stringify(req.method)} is not a token`);
+    if (!req.path.startsWith('/') || !isPath(req.path)) throw new UpstreamError('UPSTREAM_REQUEST', 'the path holds a space or a control character');
     let head = `${req.method} ${req.path} HTTP/1.1\r\nhost: ${this.#authority}\r\n`;
     const headers = req.headers;
     let declared: string | undefined;
@@ -318,7 +328,7 @@ export class H1Pool {
         declared = value;
         continue;
       }
-      if (!TOKEN.test(name) || BAD_VALUE.test(value)) throw new UpstreamError('UPSTREAM_REQUEST', `the header ${JSON.stringify(name)} cannot be written on HTTP/1.1`);
+      if (!isToken(name) || !isFieldValue(value)) throw new UpstreamError('UPSTREAM_REQUEST', `the header ${JSON.stringify(name)} cannot be written on HTTP/1.1`);
       head += `${name}: ${value}\r\n`;
     }
     // The framing is the body's own: its length, the length declared for a stream, or chunks.
@@ -333,7 +343,7 @@ export class H1Pool {
     } else {
       head += 'transfer-encoding: chunked\r\n';
     }
-    x.head = `${head}\r\n`;
+    x.requestHead = `${head}\r\n`;
   }
 
   async #stream(conn: Conn, x: Exchange, body: AsyncIterable<Uint8Array>): Promise<void> {

@@ -9,7 +9,7 @@
  * whole (at most MAX_HEAD bytes, the unfinished part copied aside), the body is handed on in slices
  * of that buffer, never copied: the sink copies what it keeps past `data`.
  */
-import { TOKEN } from '../../http/grammar.ts';
+import { isToken } from '../../http/grammar.ts';
 import { headerRecord } from '../../http/header-record.ts';
 
 /** A refusal of the answer: the connection cannot be trusted for another request. */
@@ -204,7 +204,7 @@ export class ResponseParser {
       const raw = text.slice(at, colon);
       let name = KNOWN_NAMES.get(raw);
       if (name === undefined) {
-        if (!TOKEN.test(raw)) this.#refuse(text, 'a header name is not a token');
+        if (!isToken(raw)) this.#refuse(text, 'a header name is not a token');
         name = raw.toLowerCase();
       }
       let from = colon + 1;
