@@ -200,9 +200,11 @@ const EMPTY = new Uint8Array(0);
  * One relayed answer: the dispatcher's handler. A class, one object per call, rather than a
  * handler of closures and their context made for every request (bench/RESULTS.md, "The floor").
  */
+const NO_HEADERS: OutgoingHeaders = Object.freeze({});
+
 class RelayHandler implements Dispatcher.DispatchHandler {
   private status = 0;
-  private headers: OutgoingHeaders = {};
+  private headers: OutgoingHeaders = NO_HEADERS;
   /**
    * The answer's body, kept until its end when it is small enough to go in one write: copies, as
    * the H1Pool's chunks are views of a read window the next read overwrites.
