@@ -8,7 +8,7 @@
 // was signalled). A certificate can be placed on the data plane (placeCertificate): its HTTPS door opens on
 // host:tlsPort. The gateway's standard output (the access log) is this script's, or the file `stdoutFile` names
 // (opened for writing: a FIFO blocks until its reader has opened it).
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -29,7 +29,7 @@ import { request } from './http.mjs';
  *   abandon(msg)      stop the gateway after an error; the process exits 1 once it is gone
  *   ready()           configured: an exit from now on is not a failed start
  */
-export async function startGateway({ repo, say, host = '127.0.0.1', port = 0, tlsPort = 0, gatewayEnv = {}, nodeArgs = [], startTimeoutMs = 30_000, stdoutFile = null }) {
+export async function startGateway({ repo, say, host = '127.0.0.1', port = 0, tlsPort = 0, gatewayEnv = {}, nodeArgs = [], startTimeoutMs = 30_000, stdoutFile = null, actorsCpu = null }) {
   const fail = (msg) => { say(`ERROR: ${msg}`); process.exit(1); };
   const cli = path.join(repo, 'dist', 'src', 'cli.js');
   if (!fs.existsSync(cli)) fail(`${path.relative(process.cwd(), cli) || cli} is missing: run npm run build first (cd ${repo} && npm run build)`);
@@ -64,6 +64,7 @@ export async function startGateway({ repo, say, host = '127.0.0.1', port = 0, tl
   let signalSeen = false; // the gateway logged "signal received"
   const listening = {}; // plane -> "host:port" of its plain door
   const listeningTls = {}; // plane -> "host:port" of its HTTPS door, once a certificate opened it
+  const actorThreads = {}; // actor -> its worker's thread id (the gateway's "actor ready" lines)
   let waker = null;
   child.on('exit', (code, sig) => {
     exited = true;
@@ -94,6 +95,7 @@ export async function startGateway({ repo, say, host = '127.0.0.1', port = 0, tl
       try { rec = JSON.parse(line); } catch { continue; }
       if (rec.msg === 'listening' && rec.plane && rec.address) { (rec.protocol === 'https' ? listeningTls : listening)[rec.plane] = rec.address; waker?.(); }
       if (rec.msg === 'signal received') signalSeen = true;
+      if ((rec.msg === 'actor ready' || rec.msg === 'actor restarted') && rec.actor && Number.isInteger(rec.thread)) actorThreads[rec.actor] = rec.thread;
     }
   });
 
@@ -163,13 +165,26 @@ export async function startGateway({ repo, say, host = '127.0.0.1', port = 0, tl
     }
     return urlOf(listeningTls.data, 'https');
   }
-  return { data, control, dataDir, call, signIn, waitData, placeCertificate, abandon, ready: () => { isReady = true; } };
+  // The actors' threads on a core of their own, away from the data plane's (the main thread's): what a machine
+  // with a core to spare for them gives. Everything else stays where the gateway was started.
+  const placeActors = () => {
+    if (actorsCpu === null) return;
+    const names = Object.keys(actorThreads);
+    if (names.length === 0) say('WARNING: BENCH_ACTORS_CPU is set but the gateway named no actor thread');
+    for (const name of names) {
+      const r = spawnSync('taskset', ['-p', '-c', String(actorsCpu), String(actorThreads[name])], { encoding: 'utf8' });
+      if (r.status !== 0) say(`WARNING: taskset of the ${name} actor's thread ${actorThreads[name]}: ${(r.stderr || r.error?.message || '').trim()}`);
+    }
+    say(`the actors' threads (${names.map((n) => `${n} ${actorThreads[n]}`).join(', ')}) run on cpu ${actorsCpu}`);
+  };
+  return { data, control, dataDir, call, signIn, waitData, placeCertificate, abandon, ready: () => { isReady = true; placeActors(); } };
 }
 
 /**
  * The knobs every start script reads: BENCH_UPSTREAM (required), BENCH_HOST, BENCH_PORT, MEERKAT_NODE_ARGS,
  * MEERKAT_START_TIMEOUT, BENCH_STDOUT (a file for the gateway's standard output), BENCH_GATEWAY_ENV (a JSON
- * object of GATEWAY_* variables, e.g. {"GATEWAY_METRICS":"off"}); and, for an HTTPS door, BENCH_TLS_CERT + BENCH_TLS_KEY (PEM files: the pair to place),
+ * object of GATEWAY_* variables, e.g. {"GATEWAY_METRICS":"off"}), BENCH_ACTORS_CPU (a cpu for the actors' worker
+ * threads, moved there once the gateway is configured; the main thread stays); and, for an HTTPS door, BENCH_TLS_CERT + BENCH_TLS_KEY (PEM files: the pair to place),
  * BENCH_TLS_PORT [0 = any], BENCH_TLS_CA (PEM file to verify the door with) and BENCH_TLS_NAME (the name to ask
  * for). tls is null without BENCH_TLS_CERT.
  */
@@ -185,6 +200,8 @@ export function startOptions(fail) {
     if (!env.BENCH_TLS_KEY) fail('BENCH_TLS_CERT is set but not BENCH_TLS_KEY');
     tls = { cert: read('BENCH_TLS_CERT'), key: read('BENCH_TLS_KEY'), ca: env.BENCH_TLS_CA ? read('BENCH_TLS_CA') : undefined, servername: env.BENCH_TLS_NAME || undefined };
   }
+  const actorsCpu = env.BENCH_ACTORS_CPU ? Number(env.BENCH_ACTORS_CPU) : null;
+  if (actorsCpu !== null && !(Number.isInteger(actorsCpu) && actorsCpu >= 0)) fail(`BENCH_ACTORS_CPU=${env.BENCH_ACTORS_CPU}: not a cpu number`);
   const tlsPort = Number(env.BENCH_TLS_PORT || 0);
   if (!Number.isInteger(tlsPort) || tlsPort < 0 || tlsPort > 65535) fail(`BENCH_TLS_PORT=${env.BENCH_TLS_PORT}: not a port`);
   let gatewayEnv = {};
@@ -197,6 +214,7 @@ export function startOptions(fail) {
     tlsPort,
     gatewayEnv,
     stdoutFile: env.BENCH_STDOUT || null,
+    actorsCpu,
     upstream: upstreamRaw.replace(/\/+$/, ''),
     host: process.env.BENCH_HOST || '127.0.0.1',
     port,

@@ -2,6 +2,7 @@
  * The worker side of an actor: receives calls, runs the actor's handlers one message at a time
  * in arrival order, replies, and forwards logs and events to the main thread.
  */
+import { readlinkSync } from 'node:fs';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { ManualClock, SystemClock, type Clock } from '../clock/clock.ts';
 import { LogHub, type Logger } from '../log/logger.ts';
@@ -118,7 +119,7 @@ export function runActor<Init, C extends CallMap, Event, T extends TellMap = Rec
   chain = start(boot.init, ctx).then(
     (r) => {
       running = r;
-      post({ kind: 'ready' });
+      post({ kind: 'ready', thread: kernelThreadId() });
     },
     (err: unknown) => {
       post({ kind: 'fatal', error: toWire(err) });
@@ -127,4 +128,14 @@ export function runActor<Init, C extends CallMap, Event, T extends TellMap = Rec
       setImmediate(() => process.exit(1));
     },
   );
+}
+
+/** This thread's id in the kernel, where /proc says it (Linux); null elsewhere. */
+function kernelThreadId(): number | null {
+  try {
+    const id = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    return Number.isSafeInteger(id) ? id : null;
+  } catch {
+    return null;
+  }
 }

@@ -43,7 +43,8 @@ export type ToWorker =
   | { readonly kind: 'stop' };
 
 export type FromWorker =
-  | { readonly kind: 'ready' }
+  /** `thread`: the worker's thread id in the kernel (Linux), which tools such as top -H and taskset name it by. */
+  | { readonly kind: 'ready'; readonly thread: number | null }
   | { readonly kind: 'reply'; readonly id: number; readonly ok: true; readonly value: unknown }
   | { readonly kind: 'reply'; readonly id: number; readonly ok: false; readonly error: WireError }
   | { readonly kind: 'event'; readonly event: unknown }

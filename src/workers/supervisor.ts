@@ -183,7 +183,9 @@ export class ActorHost<C extends CallMap, Init = unknown, Event = unknown, T ext
         // exit must read as a stop, not as a crash to restart.
         if (this.stateValue === 'stopping') return;
         this.stateValue = 'ready';
-        if (this.restartCount > 0) this.opts.log.info('actor restarted', { actor: this.opts.name, restarts: this.restartCount });
+        // The thread is named for an operator who watches or places threads (top -H, taskset).
+        if (this.restartCount > 0) this.opts.log.info('actor restarted', { actor: this.opts.name, restarts: this.restartCount, thread: msg.thread });
+        else this.opts.log.info('actor ready', { actor: this.opts.name, thread: msg.thread });
         // A worker that stays up a minute has earned a fresh backoff.
         this.stableTimer = setTimeout(() => { this.attempts = 0; }, 60_000);
         this.stableTimer.unref();
