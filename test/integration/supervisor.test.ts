@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ActorHost, ActorStartError } from '../../src/workers/supervisor.ts';
@@ -139,6 +140,23 @@ test('a restart whose new worker fails to load keeps to the backoff, logs each a
     await actor.stop();
   }
   assert.equal(actor.state, 'stopped');
+});
+
+test('an actor\'s ready line names its worker\'s thread, as the kernel lists it', { skip: process.platform !== 'linux' && 'thread ids come from /proc' }, async () => {
+  const { actor, logs } = host();
+  await actor.start();
+  try {
+    const ready = logs.filter((r) => r.msg === 'actor ready');
+    assert.equal(ready.length, 1);
+    assert.equal(ready[0]!.level, 'info');
+    assert.equal(ready[0]!.attrs.actor, 'hold');
+    const thread = ready[0]!.attrs.thread;
+    assert.ok(Number.isSafeInteger(thread), `a thread id: ${String(thread)}`);
+    assert.notEqual(thread, process.pid, 'not the main thread');
+    assert.ok(readdirSync('/proc/self/task').includes(String(thread)), 'a thread of this process');
+  } finally {
+    await actor.stop();
+  }
 });
 
 test('an actor stopped while it starts stops, fails its start, and is not restarted', async () => {
