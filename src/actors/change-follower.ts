@@ -72,3 +72,20 @@ export async function followChanges(opts: FollowOptions): Promise<ChangeFollower
     },
   };
 }
+
+/**
+ * A queue of steps that run one at a time, each after the one before it ended. An actor's
+ * publishes go through it, and every other emit that a snapshot would overwrite: a write
+ * publishes before it answers, and a look may publish at the same moment (on PostgreSQL the
+ * change bus announces every commit). Run side by side, a snapshot read before the write's commit
+ * could be sent after the write's own, and the caller's next request would meet the older one (a
+ * token just minted, refused; a session just opened, unknown). In order, the last sent is the newest.
+ */
+export function inOrder(): <T>(step: () => T | Promise<T>) => Promise<T> {
+  let last: Promise<unknown> = Promise.resolve();
+  return (step) => {
+    const next = last.then(step, step);
+    last = next.catch(() => {});
+    return next;
+  };
+}

@@ -5,7 +5,7 @@ import { Change, CertificateRow } from '../../store/entities.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import { every } from '../../clock/every.ts';
 import { changeMark } from '../config/snapshot.ts';
-import { followChanges } from '../change-follower.ts';
+import { followChanges, inOrder } from '../change-follower.ts';
 import { retryBusy } from '../../store/busy.ts';
 import { FILE_REREAD_MS, type CertCalls, type CertEvent, type CertInit, type CertRecord, type CertTells } from './messages.ts';
 import { build, loadRows } from './records.ts';
@@ -28,7 +28,8 @@ runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
   let records = new Map<string, CertRecord>();
   const reported = new Set<string>();
 
-  const publish = async (): Promise<void> => {
+  const queue = inOrder();
+  const publish = () => queue(async (): Promise<void> => {
     const em = store.em();
     mark = await changeMark(em, ['tls']);
     const loaded = await loadRows(em);
@@ -44,7 +45,7 @@ runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
       }
     }
     ctx.emit({ type: 'snapshot', snapshot: { certificates: built.records, placements: loaded.placements, material: built.material, settings } });
-  };
+  });
   await publish();
   const follower = await followChanges({
     store, log: ctx.log, pollMs: init.pollMs, what: 'certificate',

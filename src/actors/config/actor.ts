@@ -3,7 +3,7 @@ import { runActor } from '../../workers/actor-runtime.ts';
 import { openStore } from '../../store/orm.ts';
 import { Change, Session } from '../../store/entities.ts';
 import { hashSecret, newSecret } from '../../core/secrets.ts';
-import { followChanges } from '../change-follower.ts';
+import { followChanges, inOrder } from '../change-follower.ts';
 import type { ConfigCalls, ConfigEvent, ConfigInit } from './messages.ts';
 import { changeMark, loadSnapshot } from './snapshot.ts';
 import { ensureSigningKey } from './signing-keys.ts';
@@ -27,7 +27,8 @@ runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
 
   if (await ensureSigningKey(store, masterKey, ctx.clock.now())) ctx.log.info('identity signing key created');
 
-  const publish = async () => {
+  const queue = inOrder();
+  const publish = () => queue(async () => {
     const snapshot = await loadSnapshot(store.em(), {
       now: ctx.clock.now(),
       masterKey,
@@ -39,7 +40,7 @@ runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
     });
     mark = snapshot.mark;
     ctx.emit({ type: 'snapshot', snapshot });
-  };
+  });
   await publish();
 
   const follower = await followChanges({
@@ -67,7 +68,8 @@ runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
         em.create(Change, { kind: 'session', at: now });
         await em.flush();
         // Pushed before the reply (same port, in order): the session is usable when the call returns.
-        ctx.emit({ type: 'session.added', session });
+        // After any snapshot being read meanwhile, which would not hold it.
+        await queue(() => ctx.emit({ type: 'session.added', session }));
         return { secret, expiresAt: session.expiresAt };
       },
       'session.delete': async ({ id }) => {
@@ -75,7 +77,7 @@ runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
         await em.nativeDelete(Session, { id });
         em.create(Change, { kind: 'session', at: ctx.clock.now() });
         await em.flush();
-        ctx.emit({ type: 'session.removed', id });
+        await queue(() => ctx.emit({ type: 'session.removed', id }));
         return null;
       },
       ...tokenHandlers(deps),
