@@ -29,6 +29,15 @@ export function isFieldValue(s: string): boolean {
   return true;
 }
 
+/** A request target (its path and query) as written on HTTP/1.1: visible Latin-1 characters, no space (undici's rule). */
+export function isRequestTarget(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x21 || c > 0xff) return false;
+  }
+  return true;
+}
+
 /** A header name a caller may write into the configuration: a token of at most 100 characters. */
 export function isHeaderName(name: string): boolean {
   return name.length <= 100 && isToken(name);

@@ -133,3 +133,21 @@ test('a path with a dot segment is refused; repeated slashes are merged; the que
   assert.equal(parseSchedule({ ...BASE, path: '/billing//close?next=/a/../b//c' }).path, '/billing/close?next=/a/../b//c');
   assert.equal(parseSchedule({ ...BASE, path: '/billing/v1.2/..x' }).path, '/billing/v1.2/..x');
 });
+
+test('a path or a header value the call could not write is refused when the schedule is written', () => {
+  // The call writes the request with the rules of http/grammar.ts: what they refuse would fail every run.
+  for (const path of ['/billing/\u0001close', '/billing/雪', '/billing/close?q=\u0002']) {
+    const err = refusal({ ...BASE, path });
+    assert.equal(err.code, 'schedule.path-invalid', JSON.stringify(path));
+    assert.equal(err.field, 'path');
+  }
+  for (const value of ['a\u0001b', 'del\u007f', 'snow 雪', 'nul\u0000']) {
+    const err = refusal({ ...BASE, headers: { 'X-Tenant': value } });
+    assert.equal(err.code, 'schedule.header-invalid', JSON.stringify(value));
+    assert.equal(err.field, 'headers.X-Tenant');
+  }
+  // Tabs and Latin-1 text are field values; percent-encoding carries the rest of a path.
+  const kept = parseSchedule({ ...BASE, path: '/billing/%E9%9B%AA?x=%C3%A9', headers: { 'X-Tenant': 'café\tnord' } });
+  assert.equal(kept.path, '/billing/%E9%9B%AA?x=%C3%A9');
+  assert.equal(kept.headers['X-Tenant'], 'café\tnord');
+});

@@ -6,7 +6,7 @@
 import { canonicalForm } from '../../http/canonical-path.ts';
 import { GatewayError, invalidField, type ErrorCode } from '../../http/errors.ts';
 import { gatewayHeaderKind } from '../../http/gateway-headers.ts';
-import { isHeaderName } from '../../http/grammar.ts';
+import { isFieldValue, isHeaderName, isRequestTarget } from '../../http/grammar.ts';
 import { nameProblem, objectBody, optionalString, stringList, type Fields } from '../validate.ts';
 import { type Cadence, type CadenceResult, parseAt, parseCron, parseEvery, parseTimeout, parseTimezone } from './cadence/index.ts';
 
@@ -156,8 +156,9 @@ function headers(body: Fields): Record<string, string> {
     if (forbidden !== undefined) throw new GatewayError('schedule.header-forbidden', `${forbidden}.`, field);
     if (!isHeaderName(name)) throw new GatewayError('schedule.header-invalid', `"${name}" is not a header name (letters, digits and !#$%&'*+.^_\`|~-).`, field);
     if (seen.has(lower)) throw new GatewayError('schedule.header-invalid', `The header ${name} is written twice (names are case-insensitive).`, field);
-    if (typeof value !== 'string' || value.length > LIMITS.headerValue || /[\r\n\0]/.test(value)) {
-      throw new GatewayError('schedule.header-invalid', `The value of ${name} must be text on one line, at most ${LIMITS.headerValue} characters.`, field);
+    // The rule the call applies when it writes the header: a value refused there would fail every run.
+    if (typeof value !== 'string' || value.length > LIMITS.headerValue || !isFieldValue(value)) {
+      throw new GatewayError('schedule.header-invalid', `The value of ${name} must be text on one line without control characters (Latin-1 at most), at most ${LIMITS.headerValue} characters.`, field);
     }
     seen.add(lower);
     out.push([name, value]);
@@ -197,8 +198,9 @@ function catchUp(body: Fields): number {
  */
 function path(body: Fields): string {
   const v = body.path ?? '/';
-  if (typeof v !== 'string' || !v.startsWith('/') || v.length > 2000 || /[\s#]/.test(v)) {
-    throw new GatewayError('schedule.path-invalid', 'path must start with "/" (it may carry a query), without spaces or "#", at most 2000 characters.', 'path');
+  // The request target's rule as the call writes it, and no fragment: a path refused there would fail every run.
+  if (typeof v !== 'string' || !v.startsWith('/') || v.length > 2000 || /[\s#]/.test(v) || !isRequestTarget(v)) {
+    throw new GatewayError('schedule.path-invalid', 'path must start with "/" (it may carry a query), without spaces, control characters or "#", characters past U+00FF percent-encoded, at most 2000 characters.', 'path');
   }
   const q = v.indexOf('?');
   const canonical = canonicalForm(q < 0 ? v : v.slice(0, q));

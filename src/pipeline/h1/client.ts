@@ -18,7 +18,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import type { Dispatcher } from 'undici';
-import { isFieldValue, isToken } from '../../http/grammar.ts';
+import { isFieldValue, isRequestTarget, isToken } from '../../http/grammar.ts';
 import { ProtocolError, ResponseParser, type ParserSink } from './response-parser.ts';
 
 export interface H1PoolOptions {
@@ -45,14 +45,6 @@ export class UpstreamError extends Error {
   }
 }
 
-/** A request target: visible Latin-1 characters, no space (undici's rule). */
-function isPath(path: string): boolean {
-  for (let i = 0; i < path.length; i++) {
-    const c = path.charCodeAt(i);
-    if (c < 0x21 || c > 0xff) return false;
-  }
-  return true;
-}
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 /**
  * A request body up to this size is copied after the head into one buffer (from Node's shared
@@ -318,7 +310,7 @@ export class H1Pool {
   #head(x: Exchange): void {
     const req = x.req;
     if (!isToken(req.method)) throw new UpstreamError('UPSTREAM_REQUEST', `the method ${JSON.stringify(req.method)} is not a token`);
-    if (!req.path.startsWith('/') || !isPath(req.path)) throw new UpstreamError('UPSTREAM_REQUEST', 'the path holds a space or a control character');
+    if (!req.path.startsWith('/') || !isRequestTarget(req.path)) throw new UpstreamError('UPSTREAM_REQUEST', 'the path holds a space or a control character');
     let head = `${req.method} ${req.path} HTTP/1.1\r\nhost: ${this.#authority}\r\n`;
     const headers = req.headers;
     let declared: string | undefined;
