@@ -73,7 +73,58 @@ function parseWrk(text) {
     p95: Number(text.match(/^P95_US (\d+(?:\.\d+)?)$/m)?.[1] ?? NaN) / 1000,
     sockErrors: se ? se.slice(1).reduce((a, b) => a + Number(b), 0) : 0,
     non2xx: Number(text.match(/Non-2xx or 3xx responses:\s+(\d+)/)?.[1] ?? 0),
+    recorded: recordedLatencies(text),
   };
+}
+
+/**
+ * The latencies wrk recorded, without the samples it adds. Before it prints (and before a script's done()),
+ * wrk "corrects" its histogram for coordinated omission: with e = runtime / (answers / connections), every
+ * recorded latency v >= 2e adds one sample at v - e, v - 2e, ... down to above e (`stats_correct` in wrk's
+ * stats.c). Those samples are no answer anyone got, and a gateway's own figures cannot contain them. The
+ * correction is undone from the whole histogram, which WRK_DUMP_LUA's done() prints: for v > e,
+ * corrected(v) = recorded(v) + corrected(v + e), so recorded(v) = corrected(v) - corrected(v + e).
+ * Returns { count, percentile(p) } in ms (wrk's own rank rule), or null without a dump.
+ */
+export function recordedLatencies(text) {
+  const m = text.match(/^LATENCY_DUMP (\d+) (\d+) (\d+)((?: \d+:\d+)*)$/m);
+  if (!m) return null;
+  const [duration, answers, conns] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const corrected = new Map(m[4].trim().split(' ').filter(Boolean).map((vc) => vc.split(':').map(Number)));
+  const perConn = Math.floor(answers / conns);
+  const e = perConn > 0 ? Math.floor(duration / perConn) : Infinity;
+  const values = [...corrected.keys()].sort((a, b) => a - b);
+  const counts = values.map((v) => (v > e ? corrected.get(v) - (corrected.get(v + e) ?? 0) : corrected.get(v)));
+  const count = counts.reduce((a, b) => a + b, 0);
+  return {
+    count,
+    percentile(p) {
+      const rank = Math.round((p / 100) * count + 0.5);
+      let total = 0;
+      for (let i = 0; i < values.length; i++) if ((total += counts[i]) >= rank) return values[i] / 1000;
+      return NaN;
+    },
+  };
+}
+
+/**
+ * A wrk script whose done() prints the p95 (`P95_US`, the corrected histogram's, as wrk's own table) and the whole
+ * histogram with what undoing the correction needs (`LATENCY_DUMP <runtime_us> <answers> <connections> v:count ...`).
+ * `connections` is written in by the caller: done() does not know it.
+ */
+export function wrkDumpLua(conns) {
+  return [
+    'done = function(summary, latency, requests)',
+    '  io.write(string.format("P95_US %d\\n", latency:percentile(95)))',
+    '  local parts = {}',
+    '  for i = 1, #latency do',
+    '    local v, c = latency(i)',
+    '    parts[#parts + 1] = string.format(" %d:%d", v, c)',
+    '  end',
+    `  io.write(string.format("LATENCY_DUMP %d %d ${conns}", summary.duration, summary.requests) .. table.concat(parts) .. "\\n")`,
+    'end',
+    '',
+  ].join('\n');
 }
 /**
  * One wrk run of d seconds against target T = { name, url, headers, pgid, wrkArgs?, wrkEnv? } (wrkArgs: e.g. a

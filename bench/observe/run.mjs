@@ -11,7 +11,9 @@
 // drives each with `wrk -t1 -cN -dS --latency` (bench/lib/load.mjs: quiet box, warm-up, rotating rounds,
 // DISTURBED runs repeated), and after every run waits until the gateway is idle and counts the lines the agent
 // received. Then the p95 check: for each P95_CONNS, once meerkat+metrics's last minute is empty, one run of
-// P95_DURATION seconds, and the minute's p50 and p95 (GET /api/metrics) set against wrk's own.
+// P95_DURATION seconds, and the minute's p50 and p95 (GET /api/metrics) set against wrk's own; then, for each
+// P95_SLOW_CONNS, one run through a route of its own to slow-upstream.mjs (a service taking 0.2-3 s), and that
+// route's p95 in the minute set against wrk's.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,8 +22,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { checkPinning, commonConfig, helpFromReadme, NCPU, num, targetList } from '../lib/config.mjs';
 import { benchHeaders, headerObject, printed } from '../lib/headers.mjs';
-import { cpuSeconds, measure, measurePairs, pairsSeconds, runWrk, waitQuiet } from '../lib/load.mjs';
-import { begin, die, finish, log, pkgVersion, start, TMP, version, waitHttp } from '../lib/procs.mjs';
+import { cpuSeconds, measure, measurePairs, pairsSeconds, runWrk, waitQuiet, wrkDumpLua } from '../lib/load.mjs';
+import { begin, die, finish, freePorts, log, pkgVersion, start, TMP, version, waitHttp } from '../lib/procs.mjs';
 import { barVerdict, fmt, gatewayBuild, median, medians, perRunTable, sideBySide, table, warnings } from '../lib/report.mjs';
 import { settle } from '../lib/settle.mjs';
 import { openBench } from '../lib/upstream.mjs';
@@ -43,19 +45,30 @@ const DEFAULT_TARGETS = ['meerkat', 'meerkat+access-log', 'meerkat+metrics'];
 
 // ---------------------------------------------------------------------------------------------- config
 const env = process.env;
+/** A comma list of connection counts; unset = `dflt`, 0 = none. */
+function connsList(name, dflt) {
+  const raw = (env[name] ?? '').trim();
+  if (raw === '0') return [];
+  const xs = raw === '' ? dflt : raw.split(',').filter(Boolean).map(Number);
+  for (const c of xs) if (!Number.isInteger(c) || c < 1) die(`${name}: "${raw}" is not a list of connection counts (or 0 for no check)`);
+  return xs;
+}
+const common = commonConfig({ rounds: 5 });
 const cfg = {
-  ...commonConfig({ rounds: 5 }),
+  ...common,
   readyTimeout: num('MEERKAT_READY_TIMEOUT', 30, 1),
   settleTimeout: num('SETTLE_TIMEOUT', 60, 1),
   settlePct: num('SETTLE_PCT', 10, 1),
   accessRatio: num('ACCESS_RATIO', 0.95, 0),
   metricsRatio: num('METRICS_RATIO', 0.99, 0),
   p95Duration: num('P95_DURATION', 20, 3),
+  // Inside the minute the ring reports, with the wait for the last interval to close.
+  p95SlowDuration: num('P95_SLOW_DURATION', 40, 3),
   pairs: num('PAIRS', 0, 0),
-  p95Conns: (env.P95_CONNS ?? '').trim() === '0' ? [] : (env.P95_CONNS || '').split(',').filter(Boolean).map(Number),
+  p95Conns: connsList('P95_CONNS', [common.conns, 1]),
+  p95SlowConns: connsList('P95_SLOW_CONNS', [common.conns]),
 };
-if (!cfg.p95Conns.length && (env.P95_CONNS ?? '').trim() !== '0') cfg.p95Conns = [cfg.conns, 1];
-for (const c of cfg.p95Conns) if (!Number.isInteger(c) || c < 1) die(`P95_CONNS: "${env.P95_CONNS}" is not a list of connection counts (or 0 for no check)`);
+if (cfg.p95SlowDuration > 45) die(`P95_SLOW_DURATION=${cfg.p95SlowDuration}: at most 45 s, so that the run and the close of its last interval fit in the minute the ring reports`);
 const targets = targetList(Object.keys(MODES), DEFAULT_TARGETS);
 if (!fs.existsSync(GATEWAY_CLI)) die(`${path.relative(REPO, GATEWAY_CLI)} is missing: run npm run build first`);
 checkPinning(cfg);
@@ -64,7 +77,7 @@ const runSlot = cfg.duration + cfg.cooldown + 3 + 10;
 const p95Slot = 80 + cfg.p95Duration + 25;
 const maxSeconds = num('MAX_SECONDS', Math.ceil(60 + cfg.waitIdle + cfg.readyTimeout
   + targets.length * (warmOf() + cfg.cooldown + 3 + 10) + (cfg.rounds * targets.length + cfg.retries) * runSlot + pairsSeconds(cfg, targets, runSlot)
-  + (targets.includes('meerkat+metrics') ? cfg.p95Conns.length * p95Slot : 0)), 10);
+  + (targets.includes('meerkat+metrics') ? cfg.p95Conns.length * p95Slot + cfg.p95SlowConns.length * (cfg.p95SlowDuration + 60) : 0)), 10);
 
 begin(cfg, { tmpPrefix: 'meerkat-observe-bench-', maxSeconds, cwd: REPO });
 
@@ -108,11 +121,33 @@ async function after(t, r) {
 }
 
 // ---------------------------------------------------------------------------------------------- the p95 check
-// The minute as GET /api/metrics says it, and the bench route's row in it.
-async function minuteOf(T) {
+// The minute as GET /api/metrics says it, and a route's row in it (the bench route's by default).
+async function minuteOf(T, route = 'bench') {
   const m = await control(T, '/api/metrics');
-  return { ...m.minute, route: (m.routes ?? []).find((r) => r.route === 'bench') ?? null };
+  return { ...m.minute, route: (m.routes ?? []).find((r) => r.route === route) ?? null };
 }
+// The run's last interval closes within 5 s: waits until the count read stops growing for 6 s.
+async function stableMinute(T, count, route) {
+  let last = await minuteOf(T, route), stableSince = Date.now();
+  const end = Date.now() + 25_000;
+  while (Date.now() < end && Date.now() - stableSince < 6000) {
+    await sleep(1000);
+    const now = await minuteOf(T, route);
+    if (count(now) !== count(last)) stableSince = Date.now();
+    last = now;
+  }
+  return last;
+}
+// One run of the check: wrk's histogram dumped, so its recorded latencies are read without wrk's correction.
+async function checkRun(T, conns, url, tag, upstreamPgid, seconds = cfg.p95Duration) {
+  const lua = path.join(TMP, 'conf', `dump-c${conns}.lua`);
+  fs.writeFileSync(lua, wrkDumpLua(conns));
+  const r = await runWrk({ ...cfg, conns, threads: Math.min(cfg.threads, conns) }, { ...T, url, wrkArgs: ['-s', lua] }, seconds, tag, upstreamPgid);
+  if (!r.recorded) die(`${T.name}: wrk printed no LATENCY_DUMP line in the ${tag} run`);
+  const rec = r.recorded;
+  return { requests: r.requests, corrected: { p50: r.p50, p95: r.p95, p99: r.p99 }, recorded: { count: rec.count, p50: rec.percentile(50), p95: rec.percentile(95), p99: rec.percentile(99) } };
+}
+
 async function p95Check(T, conns, upstreamPgid) {
   log(`p95 check, ${conns} connection(s): waiting until ${T.name}'s last minute is empty`);
   const until = Date.now() + 80_000;
@@ -121,21 +156,37 @@ async function p95Check(T, conns, upstreamPgid) {
     await sleep(2000);
   }
   await waitQuiet(cfg, 15);
-  const r = await runWrk({ ...cfg, conns, threads: Math.min(cfg.threads, conns) }, T, cfg.p95Duration, `p95-c${conns}`, upstreamPgid);
-  // The run's last interval closes within 5 s: wait until the minute stops growing for 6 s.
-  let last = await minuteOf(T), stableSince = Date.now();
-  const end = Date.now() + 25_000;
-  while (Date.now() < end && Date.now() - stableSince < 6000) {
-    await sleep(1000);
-    const now = await minuteOf(T);
-    if (now.requests !== last.requests) stableSince = Date.now();
-    last = now;
-  }
-  const check = { conns, wrk: { requests: r.requests, p50: r.p50, p95: r.p95, p99: r.p99 }, ring: { requests: last.requests, p50: last.p50, p95: last.p95, routeP95: last.route?.p95 ?? null } };
+  const w = await checkRun(T, conns, T.url, `p95-c${conns}`, upstreamPgid);
+  const last = await stableMinute(T, (m) => m.requests);
+  const r = w.recorded;
+  const check = { conns, wrk: { requests: w.requests, ...r }, wrkCorrected: w.corrected, ring: { requests: last.requests, p50: last.p50, p95: last.p95, routeP95: last.route?.p95 ?? null } };
   check.p95Diff = (check.ring.p95 - r.p95) / r.p95;
   check.p50Diff = (check.ring.p50 - r.p50) / r.p50;
-  log(`p95 check, ${conns} connection(s): wrk p50 ${fmt(r.p50, 3)} p95 ${fmt(r.p95, 3)} ms over ${r.requests} answers; `
+  log(`p95 check, ${conns} connection(s): wrk recorded p50 ${fmt(r.p50, 3)} p95 ${fmt(r.p95, 3)} ms over ${w.requests} answers (printed p95 ${fmt(w.corrected.p95, 3)}); `
     + `ring p50 ${fmt(last.p50, 3)} p95 ${fmt(last.p95, 3)} ms over ${last.requests} (p95 ${fmt(100 * check.p95Diff, 1)} %)`);
+  return check;
+}
+
+// The same check where the service takes time (slow-upstream.mjs): the route `slow-c<conns>` is this run's
+// alone, so its row in the minute holds this run's answers and nothing else, and no wait for an empty minute.
+async function slowCheck(T, conns, slowUrl, upstreamPgid) {
+  const route = `slow-c${conns}`;
+  const auth = { origin: T.control, cookie: T.session, 'content-type': 'application/json' };
+  const put = await fetch(`${T.control}/api/routes/${route}`, {
+    method: 'PUT', headers: auth, signal: AbortSignal.timeout(10_000),
+    body: JSON.stringify({ upstream: slowUrl, paths: [`/${route}`], rule: { roles: ['staff'] }, identity: 'headers' }),
+  });
+  if (put.status >= 300) die(`PUT /api/routes/${route}: HTTP ${put.status} ${(await put.text()).slice(0, 200)}`);
+  const url = T.url.replace(/\/bench\/$/, `/${route}/`);
+  await waitHttp(route, T.proc, url, { timeoutS: cfg.readyTimeout, headers: () => headerObject(T.headers) });
+  await waitQuiet(cfg, 15);
+  const w = await checkRun(T, conns, url, `p95-slow-c${conns}`, upstreamPgid, cfg.p95SlowDuration);
+  const last = await stableMinute(T, (m) => m.route?.requests ?? 0, route);
+  const r = w.recorded;
+  const ring = { requests: last.route?.requests ?? 0, p95: last.route?.p95 ?? null };
+  const check = { conns, wrk: { requests: w.requests, ...r }, wrkCorrected: w.corrected, ring, p95Diff: ring.p95 === null ? NaN : (ring.p95 - r.p95) / r.p95 };
+  log(`p95 check, slow service, ${conns} connection(s): wrk recorded p95 ${fmt(r.p95, 3)} ms over ${w.requests} answers (printed ${fmt(w.corrected.p95, 3)}); `
+    + `route ${route} p95 ${fmt(ring.p95, 3)} ms over ${ring.requests} (${fmt(100 * check.p95Diff, 2)} %)`);
   return check;
 }
 
@@ -177,14 +228,24 @@ async function main() {
 
   const runs = await measure(cfg, targets, TGT, { warmOf, upstreamPgid: upstreamProc.pid, maxSeconds, runSlot, before, after });
   const pairs = await measurePairs(cfg, 'meerkat', targets, TGT, { upstreamPgid: upstreamProc.pid, before, after });
-  const checks = [];
-  if (targets.includes('meerkat+metrics')) for (const c of cfg.p95Conns) checks.push(await p95Check(TGT['meerkat+metrics'], c, upstreamProc.pid));
+  const checks = [], slowChecks = [];
+  if (targets.includes('meerkat+metrics')) {
+    for (const c of cfg.p95Conns) checks.push(await p95Check(TGT['meerkat+metrics'], c, upstreamProc.pid));
+    if (cfg.p95SlowConns.length) {
+      const [slowPort] = await freePorts(1);
+      // On the gateway's core: beside wrk it delays wrk's reads, and wrk's figures grow by what it waited.
+      const slow = start('slow-upstream', process.execPath, [path.join(HERE, 'slow-upstream.mjs'), String(slowPort)], { cpu: cfg.proxyCpu });
+      const slowUrl = `http://127.0.0.1:${slowPort}/`;
+      await waitHttp('slow-upstream', slow, slowUrl);
+      for (const c of cfg.p95SlowConns) slowChecks.push(await slowCheck(TGT['meerkat+metrics'], c, slowUrl, slow.pid));
+    }
+  }
   const sample = targets.includes('meerkat+access-log') ? agentCount(TGT['meerkat+access-log'].countFile).sample : '';
-  report(runs, checks, pairs, { wrkV, expected, sample });
+  report(runs, checks, pairs, { wrkV, expected, sample, slowChecks });
 }
 
 // ---------------------------------------------------------------------------------------------- report
-function report(runs, checks, pairs, { wrkV, expected, sample }) {
+function report(runs, checks, pairs, { wrkV, expected, sample, slowChecks }) {
   const med = medians(runs, targets);
   for (const t of targets) {
     const rs = runs.filter((r) => r.target === t);
@@ -236,11 +297,27 @@ function report(runs, checks, pairs, { wrkV, expected, sample }) {
   verdicts.push(...side.verdicts);
   if (checks.length) {
     out.push('');
-    out.push('== p95 check: meerkat+metrics, one run each, its last minute (GET /api/metrics) against wrk\'s distribution ==');
-    out.push(table(['conns', 'wrk_answers', 'ring_requests', 'wrk_p50_ms', 'ring_p50_ms', 'wrk_p95_ms', 'ring_p95_ms', 'route_p95_ms', 'p95_ring-wrk', 'p95_ring-wrk_ms'],
+    out.push('== p95 check: meerkat+metrics, one run each, its last minute (GET /api/metrics) against the latencies wrk recorded ==');
+    out.push(table(['conns', 'wrk_answers', 'ring_requests', 'wrk_p50_ms', 'ring_p50_ms', 'wrk_p95_ms', 'ring_p95_ms', 'route_p95_ms', 'p95_ring-wrk', 'p95_ring-wrk_ms', 'wrk_printed_p95_ms'],
       checks.map((c) => [c.conns, c.wrk.requests, c.ring.requests, fmt(c.wrk.p50, 3), fmt(c.ring.p50, 3), fmt(c.wrk.p95, 3), fmt(c.ring.p95, 3), fmt(c.ring.routeP95, 3),
-        `${fmt(100 * c.p95Diff, 1)} %`, fmt(c.ring.p95 - c.wrk.p95, 3)])));
-    out.push('(the ring keeps two significant digits: a percentile within 1 %; wrk times from its write to its read, the gateway from the parsed request to the end of its answer)');
+        `${fmt(100 * c.p95Diff, 1)} %`, fmt(c.ring.p95 - c.wrk.p95, 3), fmt(c.wrkCorrected.p95, 3)])));
+    out.push('(wrk_*: the latencies wrk recorded, its coordinated-omission samples taken out; wrk_printed_p95: with them, as wrk prints it. The ring keeps two')
+    out.push(' significant digits: a percentile within 1 %. wrk times from its write to its read, the gateway from the parsed request to the end of its answer)');
+  }
+  if (slowChecks.length) {
+    out.push('');
+    out.push('== p95 check, a service taking 0.2-3 s (slow-upstream.mjs): the route\'s p95 in the minute against wrk\'s ==');
+    out.push(table(['conns', 'wrk_answers', 'ring_requests', 'wrk_p50_ms', 'wrk_p95_ms', 'ring_p95_ms', 'p95_ring-wrk', 'p95_ring-wrk_ms', 'wrk_printed_p95_ms'],
+      slowChecks.map((c) => [c.conns, c.wrk.requests, c.ring.requests, fmt(c.wrk.p50, 3), fmt(c.wrk.p95, 3), fmt(c.ring.p95, 3), `${fmt(100 * c.p95Diff, 2)} %`, fmt(c.ring.p95 - c.wrk.p95, 3),
+        fmt(c.wrkCorrected.p95, 3)])));
+    for (const c of slowChecks) {
+      // The ring also has the readiness GET and the calls in flight when wrk stopped (at most one a connection).
+      const counted = c.ring.requests >= c.wrk.requests && c.ring.requests <= c.wrk.requests + c.conns + 1;
+      const agrees = Math.abs(c.p95Diff) <= 0.01 && counted;
+      verdicts.push({ target: `p95 slow service c${c.conns}`, ratio: c.p95Diff, want: 0.01, holds: agrees, verdict: agrees ? 'HOLDS' : 'DOES NOT HOLD' });
+      out.push(`target: the ring's p95 agrees with the latencies wrk recorded within the histograms' precision (1 %), every answer counted, ${c.conns} connection(s): `
+        + `${fmt(100 * c.p95Diff, 2)} %, ${c.ring.requests} of ${c.wrk.requests} answers -> ${agrees ? 'HOLDS' : 'DOES NOT HOLD'}`);
+    }
   }
   out.push('');
   out.push('== per run ==');
@@ -257,7 +334,7 @@ function report(runs, checks, pairs, { wrkV, expected, sample }) {
   const unsettled = runs.filter((r) => !r.settled).length;
   if (unsettled) out.push(`WARNING: ${unsettled} run(s) did not settle within SETTLE_TIMEOUT=${cfg.settleTimeout}s: the next run overlapped their leftovers`);
   console.log(out.join('\n'));
-  const json = { date: new Date().toISOString(), host: { ncpu: NCPU, cpuModel, kernel: os.release() }, config: { ...cfg, targets }, medians: med, verdicts, checks, sample, runs, pairs };
+  const json = { date: new Date().toISOString(), host: { ncpu: NCPU, cpuModel, kernel: os.release() }, config: { ...cfg, targets }, medians: med, verdicts, checks, slowChecks, sample, runs, pairs };
   fs.writeFileSync(path.join(TMP, 'results.json'), JSON.stringify(json, null, 2));
   if (cfg.outJson) { fs.writeFileSync(cfg.outJson, JSON.stringify(json, null, 2)); log(`results written to ${cfg.outJson}`); }
 }
