@@ -24,6 +24,8 @@ let root: Admin;
 let browser: Browser;
 let control: string;
 let data: string;
+/** Intervals the ring closed and told the main thread (what the live feed sends). */
+let closed = 0;
 
 before(async () => {
   up = await startUpstream((req, res) => {
@@ -31,6 +33,7 @@ before(async () => {
     res.end('ok');
   });
   t = await startTestGateway({ GATEWAY_CLOCK: 'manual' });
+  t.gw.ctx.metrics.follow(() => { closed++; });
   control = t.url('control');
   data = t.url('data');
   root = await signInAdmin(control);
@@ -48,8 +51,13 @@ after(async () => {
 /** Closes the interval the requests fell in: the ring first takes what they told it, then the clock moves. */
 async function closeInterval(): Promise<void> {
   await t.gw.ctx.metrics.call('metrics.route', { id: 'shop' });
+  const before = closed;
   const a = await call(`${control}/__clock/advance`, { method: 'POST', body: { by: 'PT5S' }, headers: root.headers });
   assert.equal(a.status, 200, a.text);
+  // The ring's tick writes and reads the nodes' summaries before it tells the interval. A second
+  // move during that tick would put the next one 5 s after its end, past the interval just closed,
+  // which would then reach the page only at the move after: each move waits for its tick.
+  await until(() => (closed > before ? true : undefined), 'the ring telling the interval it closed');
 }
 
 async function send(path: string, times: number): Promise<void> {
