@@ -7,7 +7,10 @@
 import { outcomeOf, type RecordObserver } from '../pipeline/request-record.ts';
 import type { GatewayContext } from './context.ts';
 
-const PROBES: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
+/** A health probe's path: compared, not looked up, so that a request's path is not hashed for it. */
+function isProbe(path: string): boolean {
+  return (path.length === 8 && path === '/healthz') || (path.length === 7 && path === '/readyz');
+}
 
 export function trafficMetrics(gw: GatewayContext): RecordObserver {
   const on = gw.settings.metrics;
@@ -15,7 +18,7 @@ export function trafficMetrics(gw: GatewayContext): RecordObserver {
     listening: () => on,
     closed(r) {
       const head = r.head;
-      if (r.schedule === null && (head.plane !== 'data' || PROBES.has(head.path))) return;
+      if (r.schedule === null && (head.plane !== 'data' || isProbe(head.path))) return;
       const ms = r.end - r.start;
       gw.metrics.record({
         route: r.route?.id ?? null,

@@ -6,7 +6,7 @@
  */
 import type { Outcome } from '../../log/access.ts';
 import { INTERVAL_MS } from '../../core/metrics/curve.ts';
-import type { MetricsInput, SampleBatch } from './messages.ts';
+import { SAMPLE_WIDTH, type MetricsInput, type SampleBatch } from './messages.ts';
 
 export const OUTCOMES: readonly Outcome[] = ['ok', 'refused', 'rejected', 'failed', 'upstream-down'];
 const OUTCOME_CODE: Readonly<Record<Outcome, number>> = { ok: 0, refused: 1, rejected: 2, failed: 3, 'upstream-down': 4 };
@@ -20,7 +20,12 @@ export class SampleBuffer {
    */
   #ids = new Map<string | null, Map<string, Map<string | null, number>>>();
   #keys: Array<readonly [string | null, string, string | null]> = [];
-  #numbers: number[] = [];
+  /**
+   * The samples' numbers, written in place: kept from batch to batch and copied once at `take`,
+   * where an array grown by pushes was reallocated a dozen times a batch and then copied.
+   */
+  #numbers = new Float64Array(256 * SAMPLE_WIDTH);
+  #length = 0;
   /** The 5 s interval of the samples gathered, -1 while none is. */
   #interval = -1;
 
@@ -44,15 +49,26 @@ export class SampleBuffer {
       paths.set(input.path, id);
       this.#keys.push([input.route, input.method, input.path]);
     }
-    this.#numbers.push(id, OUTCOME_CODE[input.outcome], input.us, input.at);
+    let at = this.#length;
+    if (at + SAMPLE_WIDTH > this.#numbers.length) {
+      const grown = new Float64Array(this.#numbers.length * 2);
+      grown.set(this.#numbers);
+      this.#numbers = grown;
+    }
+    const numbers = this.#numbers;
+    numbers[at++] = id;
+    numbers[at++] = OUTCOME_CODE[input.outcome];
+    numbers[at++] = input.us;
+    numbers[at++] = input.at;
+    this.#length = at;
   }
 
   /** What was gathered, and an empty buffer. */
   take(): SampleBatch {
-    const batch = { keys: this.#keys, samples: Float64Array.from(this.#numbers) };
+    const batch = { keys: this.#keys, samples: this.#numbers.slice(0, this.#length) };
     this.#ids = new Map();
     this.#keys = [];
-    this.#numbers = [];
+    this.#length = 0;
     this.#interval = -1;
     return batch;
   }
