@@ -24,6 +24,19 @@ test('a batch keeps each (route, method, path) once and four numbers a sample; n
   assert.deepEqual(b.take().keys, [['shop', 'POST', '/a']]);
 });
 
+test('a batch larger than the buffer it started with keeps every sample in order, and the next starts empty', () => {
+  const b = new SampleBuffer();
+  for (let i = 0; i < 1_000; i++) b.add({ route: 'shop', method: 'GET', path: `/a/${i % 3}`, outcome: i % 7 === 0 ? 'failed' : 'ok', us: i + 1, at: 10_000 + i });
+  const batch = b.take();
+  assert.equal(batch.samples.length, 1_000 * SAMPLE_WIDTH);
+  for (let i = 0; i < 1_000; i++) {
+    const [k, o, us, at] = batch.samples.subarray(i * SAMPLE_WIDTH, (i + 1) * SAMPLE_WIDTH);
+    assert.deepEqual([batch.keys[k!]![2], OUTCOMES[o!], us, at], [`/a/${i % 3}`, i % 7 === 0 ? 'failed' : 'ok', i + 1, 10_000 + i], `sample ${i}`);
+  }
+  b.add({ route: 'shop', method: 'GET', path: '/b', outcome: 'ok', us: 5, at: 20_000 });
+  assert.deepEqual([...b.take().samples], [0, 0, 5, 20_000], 'the buffer kept, its length back to nothing');
+});
+
 test('a sample of the next 5 s interval says the batch should go first; an empty batch has no interval', () => {
   const b = new SampleBuffer();
   assert.equal(b.startsInterval(12_000), false, 'nothing gathered');
