@@ -20,9 +20,13 @@ export function isToken(s: string): boolean {
   return true;
 }
 
-/** A field value as written on HTTP/1.1: tabs, visible ASCII, spaces and obs-text; no control character, nothing past U+00FF. */
-export function isFieldValue(s: string): boolean {
-  for (let i = 0; i < s.length; i++) {
+/**
+ * A field value as written on HTTP/1.1: tabs, visible ASCII, spaces and obs-text; no control
+ * character, nothing past U+00FF. `from`/`to` check a part of `s` in place (a reader's buffer)
+ * without cutting it out first.
+ */
+export function isFieldValue(s: string, from = 0, to = s.length): boolean {
+  for (let i = from; i < to; i++) {
     const c = s.charCodeAt(i);
     if (c < 0x20 ? c !== 0x09 : c === 0x7f || c > 0xff) return false;
   }

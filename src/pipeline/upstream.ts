@@ -196,12 +196,13 @@ async function* keptAside(body: AsyncIterable<Uint8Array>, record: RequestRecord
 }
 const EMPTY = new Uint8Array(0);
 
+/** Until the answer's head comes: shared, never written (the head's own record replaces it). */
+const NO_HEADERS: OutgoingHeaders = Object.freeze({});
+
 /**
  * One relayed answer: the dispatcher's handler. A class, one object per call, rather than a
  * handler of closures and their context made for every request (bench/RESULTS.md, "The floor").
  */
-const NO_HEADERS: OutgoingHeaders = Object.freeze({});
-
 class RelayHandler implements Dispatcher.DispatchHandler {
   private status = 0;
   private headers: OutgoingHeaders = NO_HEADERS;

@@ -108,6 +108,8 @@ test('answers that could be read two ways are refused', () => {
   refused('HTTP/1.1 200 OK\r\ncontent-length: 0x10\r\n\r\n', /not one number/);
   refused('HTTP/2 200 OK\r\n\r\n', /not HTTP\/1/);
   refused('HTTP/1.1 20 OK\r\n\r\n', /not HTTP\/1/);
+  refused('HTTP/1.1 200 O\x01K\r\n\r\n', /not HTTP\/1/);
+  refused('HTTP/1.1 200\tOK\r\n\r\n', /not HTTP\/1/);
   refused('HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\n\r\n', /switched protocols/);
   refused('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n', /not a hexadecimal/);
   refused('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nabc\r\n', /longer than its size/);

@@ -211,8 +211,8 @@ export class ResponseParser {
       let to = end;
       while (from < to && isOws(text.charCodeAt(from))) from++;
       while (to > from && isOws(text.charCodeAt(to - 1))) to--;
+      if (!isFieldValue(text, from, to)) this.#refuse(text, 'a header value holds a control character');
       const value = text.slice(from, to);
-      if (!isFieldValue(value)) this.#refuse(text, 'a header value holds a control character');
       const prev = headers[name];
       if (prev === undefined) headers[name] = value;
       else if (typeof prev === 'string') headers[name] = [prev, value];
@@ -280,7 +280,7 @@ function statusOf(text: string, eol: number): number {
   const d1 = text.charCodeAt(10) - 0x30;
   const d2 = text.charCodeAt(11) - 0x30;
   if (d0 < 1 || d0 > 9 || d1 < 0 || d1 > 9 || d2 < 0 || d2 > 9) return -1;
-  if (eol > 12 && (text.charCodeAt(12) !== 0x20 || !isFieldValue(text.slice(13, eol)))) return -1;
+  if (eol > 12 && (text.charCodeAt(12) !== 0x20 || !isFieldValue(text, 13, eol))) return -1;
   return d0 * 100 + d1 * 10 + d2;
 }
 const LENGTH = /^[0-9]{1,15}$/;
