@@ -57,6 +57,9 @@ function exchangeOf(req: IncomingMessage, res: ServerResponse, opts: TlsDoorOpti
   const abortHandlers: Array<() => void> = [];
   let headSent = false;
   let bodilessHead = false;
+  /** The relayed length the head stated (null: none), and the body bytes written under it. */
+  let stated: number | null = null;
+  let written = 0;
   const closing = () => (draining() ? CLOSING : undefined);
   res.on('close', () => {
     if (!res.writableFinished && !ex.aborted) {
@@ -117,11 +120,20 @@ function exchangeOf(req: IncomingMessage, res: ServerResponse, opts: TlsDoorOpti
       const headers = headersOf(hdrs, closing());
       // A relayed length stays: it is the length of what follows.
       const length = hdrs['content-length'];
-      if (typeof length === 'string') headers['content-length'] = length;
+      if (typeof length === 'string') {
+        headers['content-length'] = length;
+        if (!bodilessHead) stated = Number(length);
+      }
       res.writeHead(status, headers);
     },
     write(chunk) {
       if (ex.aborted || ex.responded || bodilessHead) return true;
+      written += chunk.byteLength;
+      if (stated !== null && written > stated) {
+        // Past the stated length the bytes would be read as the client's next answer: the connection is cut instead.
+        ex.abort();
+        return true;
+      }
       // Node's response keeps the chunk until the socket took it, and the caller may reuse it (Exchange.write).
       return res.write(Buffer.from(chunk));
     },
@@ -134,6 +146,11 @@ function exchangeOf(req: IncomingMessage, res: ServerResponse, opts: TlsDoorOpti
     },
     end(chunk) {
       if (ex.aborted || ex.responded) return;
+      if (stated !== null && written + (chunk && !bodilessHead ? chunk.byteLength : 0) !== stated) {
+        // Short of its stated length (or past it) an answer cannot be finished honestly: the cut connection says so.
+        ex.abort();
+        return;
+      }
       ex.responded = true;
       if (chunk && !bodilessHead) res.end(chunk);
       else res.end();

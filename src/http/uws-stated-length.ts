@@ -18,6 +18,9 @@ export class StatedLengthBody {
   private waiters: Array<() => void> = [];
   private ending = false;
   private gone = false;
+  /** Body bytes handed to `write` so far. */
+  private given = 0;
+  private told = false;
 
   constructor(
     private readonly res: uWS.HttpResponse,
@@ -35,6 +38,16 @@ export class StatedLengthBody {
    */
   write(chunk: Uint8Array): boolean {
     if (this.complete || this.gone) return true;
+    this.given += chunk.byteLength;
+    if (this.given > this.total) {
+      // More than the stated length: written under it, the rest would reach the client as the
+      // start of its next answer. Nothing of this chunk goes; the connection is cut.
+      this.ending = true;
+      this.abandon();
+      this.res.close();
+      this.tellEnded(false);
+      return true;
+    }
     if (this.backlog.length > 0) {
       this.backlog.push(chunk);
       return false;
@@ -104,7 +117,13 @@ export class StatedLengthBody {
   private close(): void {
     // A body shorter than its stated length cannot be finished honestly: the cut connection says so.
     if (!this.complete && !this.gone) this.res.close();
-    this.onEnded(this.complete);
+    this.tellEnded(this.complete);
+  }
+
+  private tellEnded(whole: boolean): void {
+    if (this.told) return;
+    this.told = true;
+    this.onEnded(whole);
   }
 
   private release(): void {

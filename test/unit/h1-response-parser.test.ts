@@ -84,6 +84,7 @@ test('what ends the connection with the answer: close, HTTP/1.0, a length beside
   assert.equal(readSplit('HTTP/1.0 200 OK\r\ncontent-length: 0\r\n\r\n', []).reusable, false);
   const both = readSplit('HTTP/1.1 200 OK\r\ncontent-length: 3\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n', []);
   assert.deepEqual([both.body, both.reusable], ['hello', false], 'the coding wins over the length, and nothing more is read on it');
+  assert.equal(both.headers['content-length'], undefined, 'the length beside a coding is not handed on: the client would be told a length the body does not have');
   const extra = readSplit('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nokHTTP/1.1 200 OK\r\n\r\n', []);
   assert.deepEqual([extra.body, extra.ended, extra.reusable], ['ok', true, false]);
   const gzip = readSplit('HTTP/1.1 200 OK\r\ntransfer-encoding: gzip\r\n\r\nabc', []);

@@ -239,6 +239,9 @@ export class ResponseParser {
       // The client is told the length the service stated, once.
       headers['content-length'] = values[0]!;
     }
+    // With a coding the length is not the body's (RFC 9112 6.3): the client must never be told it,
+    // or the relayed chunks would be written under a length they do not have.
+    if (te !== undefined) delete headers['content-length'];
     this.sink.head(code, headers);
     if (this.headRequest || code === 204 || code === 304) {
       this.#state = 'done';

@@ -1,0 +1,143 @@
+/**
+ * A service's answer framed two ways (RFC 9112 6.3) through both doors of the data plane: the
+ * gateway reads the body one way and tells the client only what it read, so nothing the service
+ * sent can reach the client as the answer to its next request on the same connection.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer as createNetServer, connect as netConnect, type AddressInfo, type Server, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
+import { startTestGateway, ROOT_PASSWORD, type TestGateway } from '../helpers/gateway.ts';
+import { call, signIn } from '../helpers/http.ts';
+import { closedPort } from '../helpers/upstream.ts';
+
+let t: TestGateway;
+let service: Server;
+let plainPort: number;
+let tlsPort: number;
+
+const SMUGGLED = 'HTTP/1.1 302 Found\r\nlocation: https://evil.example/\r\nset-cookie: session=attacker\r\ncontent-length: 9\r\n\r\nSMUGGLED!';
+
+/** What the service answers, by the path's last segment. */
+function answerFor(name: string): string {
+  if (name === 'length-and-chunked' || name === 'short-of-length') {
+    // The chunked body carries a whole answer after its filler; the length beside it is larger or smaller than the body.
+    const filler = 'A'.repeat(name === 'length-and-chunked' ? 70_000 : 69_000);
+    const body = filler + SMUGGLED;
+    const stated = name === 'length-and-chunked' ? 70_000 : 80_000;
+    return `HTTP/1.1 200 OK\r\ncontent-length: ${stated}\r\ntransfer-encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`;
+  }
+  if (name === 'small-length-and-chunked') return `HTTP/1.1 200 OK\r\ncontent-length: 2\r\ntransfer-encoding: chunked\r\n\r\n${(2 + SMUGGLED.length).toString(16)}\r\nok${SMUGGLED}\r\n0\r\n\r\n`;
+  return 'HTTP/1.1 200 OK\r\ncontent-length: 6\r\n\r\nsecond';
+}
+
+before(async () => {
+  tlsPort = await closedPort();
+  t = await startTestGateway({ GATEWAY_TLS_ADDR: `127.0.0.1:${tlsPort}` });
+  service = createNetServer((socket) => {
+    let held = '';
+    socket.on('data', (d) => {
+      held += d.toString('latin1');
+      let end: number;
+      while ((end = held.indexOf('\r\n\r\n')) >= 0) {
+        const head = held.slice(0, end);
+        held = held.slice(end + 4);
+        socket.write(answerFor(/^GET \/framing\/([a-z-]+)/.exec(head)?.[1] ?? ''));
+      }
+    });
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((r) => service.listen(0, '127.0.0.1', () => r()));
+  const c = t.url('control');
+  const admin = { cookie: await signIn(c, 'root', ROOT_PASSWORD), origin: c };
+  const route = await call(`${c}/api/routes/framing`, { method: 'PUT', headers: admin, body: { upstream: `http://127.0.0.1:${(service.address() as AddressInfo).port}`, paths: ['/framing'], rule: null } });
+  assert.ok(route.status === 200 || route.status === 201, route.text);
+  const cert = await call(`${c}/api/certificates`, { method: 'POST', headers: admin, body: { source: 'self-signed', names: ['framing.example.test'] } });
+  assert.equal(cert.status, 201, cert.text);
+  const placed = await call(`${c}/api/certificates/${cert.json.id}/placement`, { method: 'PUT', headers: admin, body: { planes: ['app'] } });
+  assert.equal(placed.status, 200, placed.text);
+  plainPort = Number(new URL(t.url('data')).port);
+});
+
+after(async () => {
+  await t?.close();
+  service?.close();
+});
+
+/** Everything the client reads on one connection after sending `requests` at once, until the gateway closes it or goes quiet. */
+function exchange(door: 'plain' | 'tls', requests: readonly string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket: Socket = door === 'plain'
+      ? netConnect(plainPort, '127.0.0.1')
+      : tlsConnect({ port: tlsPort, host: '127.0.0.1', servername: 'framing.example.test', rejectUnauthorized: false });
+    let got = '';
+    let quiet: NodeJS.Timeout | undefined;
+    const done = () => { clearTimeout(quiet); socket.destroy(); resolve(got); };
+    // The answers come at once from a service on loopback: a second without a byte means the gateway has said all it will.
+    const wait = () => { clearTimeout(quiet); quiet = setTimeout(done, 1000); };
+    socket.on(door === 'plain' ? 'connect' : 'secureConnect', () => {
+      // One after the other, as a client reusing its connection does: the second goes once the first answer's head is in.
+      socket.write(requests[0]!);
+      wait();
+    });
+    let sent = 1;
+    socket.on('data', (d: Buffer) => {
+      got += d.toString('latin1');
+      if (sent < requests.length && got.includes('\r\n\r\n')) socket.write(requests[sent++]!);
+      if (sent === requests.length && got.endsWith('\r\n\r\nsecond')) done();
+      else wait();
+    });
+    socket.on('close', done);
+    socket.on('error', (err) => (got === '' ? reject(err) : done()));
+  });
+}
+
+const get = (path: string) => `GET ${path} HTTP/1.1\r\nhost: framing.example.test\r\n\r\n`;
+
+for (const door of ['plain', 'tls'] as const) {
+  for (const name of ['length-and-chunked', 'short-of-length', 'small-length-and-chunked']) {
+    test(`${door} door: a length beside a chunked coding (${name}) is never told to the client, and nothing follows the answer but the next one`, async () => {
+      const got = await exchange(door, [get(`/framing/${name}`), get('/framing/next')]);
+      const first = readAnswer(got);
+      assert.ok(first, `the first answer is the service's 200, whole: ${got.slice(0, 200)}`);
+      assert.equal(first.status, 200);
+      assert.notEqual(first.length, name === 'short-of-length' ? 80_000 : name === 'length-and-chunked' ? 70_000 : 2, 'the length the service stated beside its coding is not told');
+      assert.ok(first.body.endsWith(SMUGGLED), 'what the service sent in its body stays in the body');
+      const rest = got.slice(first.consumed);
+      assert.match(rest, /^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nsecond$/, `the next answer on the connection is the next request's: ${rest.slice(0, 200)}`);
+    });
+  }
+}
+
+/** The answer at the start of `s`, read by its own framing (a length, or chunks), or null when it is not whole. */
+function readAnswer(s: string): { status: number; length: number | null; body: string; consumed: number } | null {
+  const end = s.indexOf('\r\n\r\n');
+  if (end < 0) return null;
+  const head = s.slice(0, end);
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]);
+  const cl = /\r\ncontent-length: *(\d+)/i.exec(head);
+  let at = end + 4;
+  if (cl) {
+    const length = Number(cl[1]);
+    if (s.length < at + length) return null;
+    return { status, length, body: s.slice(at, at + length), consumed: at + length };
+  }
+  if (!/\r\ntransfer-encoding: *chunked/i.test(head)) return null;
+  let body = '';
+  for (;;) {
+    const eol = s.indexOf('\r\n', at);
+    if (eol < 0) return null;
+    const size = parseInt(s.slice(at, eol), 16);
+    if (!Number.isFinite(size)) return null;
+    at = eol + 2;
+    if (size === 0) {
+      // No trailers from the gateway: the empty line ends the body.
+      if (s.slice(at, at + 2) !== '\r\n') return null;
+      return { status, length: null, body, consumed: at + 2 };
+    }
+    body += s.slice(at, at + size);
+    at += size;
+    if (s.slice(at, at + 2) !== '\r\n') return null;
+    at += 2;
+  }
+}
