@@ -1,7 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { startTestGateway, ROOT_PASSWORD, type TestGateway } from '../helpers/gateway.ts';
 import { adminWith, signInAdmin, type Admin } from '../helpers/admin.ts';
 import { call, signIn, type Answer } from '../helpers/http.ts';
 import { openStore } from '../../src/store/orm.ts';
@@ -65,6 +65,35 @@ test('capabilities: only root hands them out; an account without one is refused,
   refused(await plain.get('/api/accounts'), 403, 'capability');
   refused(await plain.put('/api/roles/x', {}), 403, 'capability');
   refused(await call(`${root.control}/api/routes`), 401, 'unauthenticated');
+});
+
+test('an account that holds capabilities is changed or deleted by root alone: an app-admin cannot take root\'s account or a peer\'s', async () => {
+  const infra = await root.post('/api/accounts', { name: 'infra', password: 'infra-password-1', capabilities: ['infra-admin'] });
+  assert.equal(infra.status, 201, infra.text);
+  assert.equal((await root.post('/api/accounts', { name: 'peer', password: 'peer-password-12', capabilities: ['app-admin'] })).status, 201);
+  const member = await root.post('/api/accounts', { name: 'member', password: 'member-password-1', roles: ['staff'] });
+  assert.equal(member.status, 201, member.text);
+  const appAdmin = await signInAdmin(root.control, 'peer', 'peer-password-12');
+  const ids = new Map<string, string>((await root.get('/api/accounts')).json.accounts.map((a: { name: string; id: string }) => [a.name, a.id]));
+  const rootSession = await signIn(root.control, 'root', ROOT_PASSWORD);
+
+  for (const name of ['root', 'infra', 'appadmin']) {
+    const id = ids.get(name)!;
+    refused(await appAdmin.patch(`/api/accounts/${id}`, { password: 'taken-over-password' }), 403, 'capability');
+    refused(await appAdmin.patch(`/api/accounts/${id}`, { disabled: true }), 403, 'capability');
+    refused(await appAdmin.patch(`/api/accounts/${id}`, { roles: ['staff'] }), 403, 'capability');
+    refused(await appAdmin.del(`/api/accounts/${id}`), 403, 'capability');
+  }
+  assert.equal((await call(`${root.control}/api/session`, { headers: { cookie: rootSession } })).status, 200, 'root\'s session is untouched');
+  await signIn(root.control, 'root', ROOT_PASSWORD);
+  await signIn(root.control, 'infra', 'infra-password-1');
+  assert.equal((await root.get(`/api/accounts/${ids.get('infra')}`)).json.disabled, false);
+
+  // An account without capabilities stays the app-admin's to manage; root manages every account.
+  assert.equal((await appAdmin.patch(`/api/accounts/${member.json.id}`, { password: 'member-password-2' })).status, 200);
+  assert.equal((await root.patch(`/api/accounts/${ids.get('infra')}`, { password: 'infra-password-2' })).status, 200);
+  await signIn(root.control, 'infra', 'infra-password-2');
+  refused(await appAdmin.patch('/api/accounts/nobody', { disabled: true }), 404, 'not-found');
 });
 
 test('tokens: the secret is shown once and stored as its SHA-256; revocation is immediate', async () => {

@@ -27,6 +27,18 @@ function guardCapabilities(principal: Principal, input: AccountInput): void {
   requireCapability(principal, 'root');
 }
 
+/**
+ * An account that holds capabilities is changed or deleted by root alone: whoever could set its
+ * password, or disable it, could sign in as it or lock it out, and so take keys that only root
+ * hands out (root's own account above all).
+ */
+function guardHolder(principal: Principal, target: AccountView): void {
+  if (target.capabilities.length === 0) return;
+  const caps = principal.kind === 'anonymous' ? [] : principal.account?.capabilities ?? [];
+  if (caps.includes('root')) return;
+  throw new GatewayError('capability', 'Only root can change or delete an account that holds console capabilities.');
+}
+
 export function addAccountsApi(router: Router<Principal>, gw: GatewayContext): void {
   const view = () => gw.config.view;
   const find = (id: string) => {
@@ -72,12 +84,13 @@ export function addAccountsApi(router: Router<Principal>, gw: GatewayContext): v
 
   router.add('PATCH', '/api/accounts/{id}', {
     summary: 'Change an account', tags: ['accounts'], auth: 'session',
-    description: 'Only the fields sent change. A new password or disabling ends the account\'s sessions.',
+    description: 'Only the fields sent change. A new password or disabling ends the account\'s sessions. An account that holds capabilities is changed by root alone (403 `capability`).',
     body: { type: 'object', additionalProperties: false, properties: { password: { type: 'string', minLength: 12 }, roles: STRINGS, capabilities: STRINGS, organisation: { type: ['string', 'null'] }, disabled: { type: 'boolean' } } },
     responses: { 200: { description: 'changed', schema: ACCOUNT }, 404: { description: 'no such account' }, 409: { description: 'root cannot be disabled or lose root (account.protected)' }, ...WRITE_REFUSALS },
   }, async (ctx) => {
     requireCapability(ctx.principal, CAPABILITY);
     const id = idParam(ctx.params, 'account');
+    guardHolder(ctx.principal, find(id));
     const input = parseAccountUpdate(await ctx.json());
     if (input.capabilities !== undefined) requireCapability(ctx.principal, 'root');
     const { password, ...change } = input;
@@ -90,7 +103,7 @@ export function addAccountsApi(router: Router<Principal>, gw: GatewayContext): v
 
   router.add('DELETE', '/api/accounts/{id}', {
     summary: 'Delete an account', tags: ['accounts'], auth: 'session',
-    description: 'Its sessions end and its tokens are revoked.',
+    description: 'Its sessions end and its tokens are revoked. An account that holds capabilities is deleted by root alone (403 `capability`).',
     responses: { 204: { description: 'deleted' }, 404: { description: 'no such account' }, 409: { description: 'root cannot be deleted (account.protected)' } },
   }, async (ctx) => {
     requireCapability(ctx.principal, CAPABILITY);
@@ -98,6 +111,7 @@ export function addAccountsApi(router: Router<Principal>, gw: GatewayContext): v
     if (ctx.principal.kind !== 'anonymous' && ctx.principal.account?.id === id) {
       throw new GatewayError('account.protected', 'You cannot delete the account you are signed in with.');
     }
+    guardHolder(ctx.principal, find(id));
     if (!(await gw.config.call('account.delete', { id }, callerOf(ctx.principal, ctx.ex)))) throw notFound('account', id);
     return { status: 204 };
   });
