@@ -26,12 +26,29 @@ export const FORWARDING_HEADERS: ReadonlySet<string> = new Set([
 export const FORWARDING_PREFIX = 'x-forwarded-';
 
 /**
+ * Headers some services serve in place of the request's own path (IIS URL Rewrite, frameworks
+ * that trust them behind a proxy): from a caller, they would reach a path the gateway's rules
+ * never judged.
+ */
+export const PATH_OVERRIDE_HEADERS: ReadonlySet<string> = new Set(['x-original-url', 'x-rewrite-url']);
+
+/**
  * Dropped from every incoming request before it goes upstream. `host`: undici sets the
  * upstream's. `expect`: undici refuses it.
  */
 export const REQUEST_DROP: ReadonlySet<string> = new Set([
-  ...HOP_BY_HOP, ...IDENTITY_HEADERS, ...FORWARDING_HEADERS, 'host', 'expect',
+  ...HOP_BY_HOP, ...IDENTITY_HEADERS, ...FORWARDING_HEADERS, ...PATH_OVERRIDE_HEADERS, 'host', 'expect',
 ]);
+
+/**
+ * Whether a caller's header (lower-case name) stays at the gateway: one of REQUEST_DROP, any of
+ * the x-forwarded- family, or a name that is one of those once its underscores are dashes (PHP,
+ * WSGI and Rack read `X_Gateway_User` and `X-Gateway-User` as one variable).
+ */
+export function droppedFromRequest(lower: string): boolean {
+  if (REQUEST_DROP.has(lower) || lower.startsWith(FORWARDING_PREFIX)) return true;
+  return lower.includes('_') && droppedFromRequest(lower.replaceAll('_', '-'));
+}
 
 /** What each scheduled call carries, written by the gateway (spec 1.1 rule 10). */
 export const JOB_HEADERS: ReadonlySet<string> = new Set(['gateway-job', 'gateway-job-run', 'gateway-job-attempt']);
@@ -46,11 +63,13 @@ export type GatewayHeaderKind = 'authorization' | 'host' | 'job' | 'identity' | 
 
 /** Why a header (lower-case name) is the gateway's to write on a call, or undefined when it is not. */
 export function gatewayHeaderKind(lower: string): GatewayHeaderKind | undefined {
+  // Spelt with underscores, a name is the same variable to CGI-style servers.
+  if (lower.includes('_')) return gatewayHeaderKind(lower.replaceAll('_', '-'));
   if (lower === 'authorization') return 'authorization';
   if (lower === 'host') return 'host';
   if (JOB_HEADERS.has(lower)) return 'job';
   if (IDENTITY_HEADERS.has(lower)) return 'identity';
-  if (FORWARDING_HEADERS.has(lower) || lower.startsWith(FORWARDING_PREFIX)) return 'forwarding';
+  if (FORWARDING_HEADERS.has(lower) || lower.startsWith(FORWARDING_PREFIX) || PATH_OVERRIDE_HEADERS.has(lower)) return 'forwarding';
   if (HOP_BY_HOP.has(lower)) return 'hop-by-hop';
   if (FRAMING_HEADERS.has(lower)) return 'framing';
   return undefined;

@@ -61,16 +61,32 @@ function appSession(view: ConfigView, appCookie: string | undefined, now: number
 }
 
 /**
+ * An Authorization value's scheme (lower-case; '' when there is none) and what follows it. Spaces
+ * and tabs both separate them (RFC 9110 11.4 allows only spaces; a tab is read the same rather
+ * than passed on as someone else's credential).
+ */
+function credentialsOf(authorization: string): { scheme: string; secret: string } {
+  const value = authorization.trim();
+  let gap = 0;
+  while (gap < value.length && value.charCodeAt(gap) !== 32 && value.charCodeAt(gap) !== 9) gap++;
+  if (gap === value.length) return { scheme: '', secret: value };
+  return { scheme: value.slice(0, gap).toLowerCase(), secret: value.slice(gap + 1).trim() };
+}
+
+/**
  * Resolves the caller: a personal token, else an application session. A bad gateway token is
  * refused, never ignored; an expired session is nobody (the rules then decide).
  */
 export function authenticate(view: ConfigView, authorization: string | undefined, appCookie: string | undefined, now: number): Admission {
   if (authorization === undefined) return appSession(view, appCookie, now);
-  const space = authorization.indexOf(' ');
-  const scheme = space > 0 ? authorization.slice(0, space).toLowerCase() : '';
-  const secret = space > 0 ? authorization.slice(space + 1).trim() : '';
-  // A credential of the service's own (another scheme, another token format) is its business.
-  if (scheme !== 'bearer' || !secret.startsWith(GATEWAY_TOKEN_PREFIX)) return appSession(view, appCookie, now);
+  const { scheme, secret } = credentialsOf(authorization);
+  // A credential of the service's own (another scheme, another token format) is its business...
+  if (!secret.startsWith(GATEWAY_TOKEN_PREFIX)) return appSession(view, appCookie, now);
+  if (scheme !== 'bearer') {
+    // ...unless it is one of the gateway's tokens in another form: forwarded, it would hand the service a live token.
+    if (!view.tokensByHash.has(hashSecret(secret))) return appSession(view, appCookie, now);
+    throw new GatewayError('unauthenticated', 'A gateway token is sent as Authorization: Bearer <token>.');
+  }
   const token = view.tokensByHash.get(tokenHash(view, secret));
   if (!token) throw new GatewayError('unauthenticated', 'This token is not known to the gateway, or it was revoked.');
   if (token.kind !== 'personal' || !token.account) {

@@ -3,7 +3,7 @@
  * connection or claims an identity or a proxy chain is dropped, and the gateway states the facts
  * itself. Toward the client: the upstream connection's own headers stay behind.
  */
-import { HOP_BY_HOP, REQUEST_DROP } from '../http/gateway-headers.ts';
+import { HOP_BY_HOP, droppedFromRequest } from '../http/gateway-headers.ts';
 import { headerRecord } from '../http/header-record.ts';
 
 export interface ForwardOptions {
@@ -28,7 +28,7 @@ export function forwardRequestHeaders(incoming: Readonly<Record<string, string>>
   const connection = incoming['connection'];
   const listed = connection === undefined ? undefined : connectionNames(connection);
   for (const name in incoming) {
-    if (REQUEST_DROP.has(name)) continue;
+    if (droppedFromRequest(name)) continue;
     if (listed !== undefined && listed.has(name) && !NEVER_CONNECTION_LISTED.has(name)) continue;
     // HTTP/2 pseudo-headers are not headers; undici throws on them.
     if (name.charCodeAt(0) === 58 /* ':' */) continue;
@@ -50,8 +50,14 @@ export function forwardRequestHeaders(incoming: Readonly<Record<string, string>>
   return out;
 }
 
-/** Upstream answer headers (undici's: lower-case names, string or string[] values) → headers for the client, without hop-by-hop ones (and those named in the upstream's Connection header). Arrays (set-cookie above all) stay arrays. */
-export function forwardResponseHeaders(upstream: Readonly<Record<string, string | string[] | undefined>>): Record<string, string | string[]> {
+/**
+ * Upstream answer headers (undici's: lower-case names, string or string[] values) → headers for
+ * the client, without hop-by-hop ones (and those named in the upstream's Connection header).
+ * Arrays (set-cookie above all) stay arrays. A Set-Cookie of one of `ownCookies` stays behind:
+ * browsers share cookies between the ports of a host, so a service could otherwise replace or
+ * spoil the console's session.
+ */
+export function forwardResponseHeaders(upstream: Readonly<Record<string, string | string[] | undefined>>, ownCookies: ReadonlySet<string> = NOTHING): Record<string, string | string[]> {
   const out = headerRecord<string | string[]>();
   const connection = upstream['connection'];
   const listed = connection === undefined
@@ -61,9 +67,21 @@ export function forwardResponseHeaders(upstream: Readonly<Record<string, string 
     const value = upstream[name];
     if (value === undefined || HOP_BY_HOP.has(name)) continue;
     if (listed !== undefined && listed.has(name) && !NEVER_CONNECTION_LISTED.has(name)) continue;
+    if (name === 'set-cookie' && ownCookies.size > 0) {
+      const kept = (typeof value === 'string' ? [value] : value).filter((c) => !ownCookies.has(cookieName(c)));
+      if (kept.length > 0) out[name] = kept;
+      continue;
+    }
     out[name] = value;
   }
   return out;
+}
+
+/** The name a Set-Cookie value sets (RFC 6265 5.2: up to the first '=', trimmed). */
+function cookieName(setCookie: string): string {
+  const pair = setCookie.split(';', 1)[0]!;
+  const eq = pair.indexOf('=');
+  return (eq < 0 ? '' : pair.slice(0, eq)).trim();
 }
 
 /** Common Connection values name no extra header; only parse a real list. */

@@ -156,6 +156,7 @@ export function pass(view: ConfigView, pools: UpstreamPools, req: PassRequest, n
       path: req.query ? `${match.upstreamPath}?${req.query}` : match.upstreamPath,
       headers,
       timeoutMs: req.timeoutMs ?? route.timeoutMs,
+      ownCookies: req.ownCookies,
     },
   };
 }

@@ -124,6 +124,8 @@ export interface UpstreamCall {
   readonly path: string;
   readonly headers: Record<string, string>;
   readonly timeoutMs: number;
+  /** Cookie names of the gateway's own sessions: an answer never sets them for the client. */
+  readonly ownCookies?: ReadonlySet<string>;
 }
 
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE', 'UPSTREAM_CLOSED']);
@@ -245,7 +247,7 @@ class RelayHandler implements Dispatcher.DispatchHandler {
     this.status = statusCode;
     this.call.health.answered(this.call.origin);
     if (record !== undefined) record.upstreamAnswered = true;
-    this.headers = forwardResponseHeaders(upstreamHeaders);
+    this.headers = forwardResponseHeaders(upstreamHeaders, this.call.ownCookies);
     const length = Number(upstreamHeaders['content-length'] ?? Number.NaN);
     if (ex.method === 'HEAD' || (length >= 0 && length <= COLLECT_LIMIT)) {
       this.collected = [];

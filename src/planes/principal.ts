@@ -25,13 +25,19 @@ export function bearerOf(ex: Exchange): string | undefined {
 }
 
 export function cookieOf(ex: Exchange, name: string): string | undefined {
+  return cookiesOf(ex, name)[0];
+}
+
+/** Every value sent under `name`, in the browser's order (the longest path first). */
+function cookiesOf(ex: Exchange, name: string): string[] {
   const header = ex.headers.cookie;
-  if (!header) return undefined;
+  const values: string[] = [];
+  if (!header) return values;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+    if (eq > 0 && part.slice(0, eq).trim() === name) values.push(part.slice(eq + 1).trim());
   }
-  return undefined;
+  return values;
 }
 
 /** Resolves a bearer token; an unknown or revoked one is refused, not treated as anonymous. */
@@ -45,14 +51,19 @@ export function tokenPrincipal(gw: GatewayContext, secret: string): Principal {
 
 /** Resolves a plane's session cookie; an expired, unknown or other plane's one is anonymous. */
 export function sessionPrincipal(gw: GatewayContext, ex: Exchange, scope: SessionScope = 'console'): Principal {
-  const secret = cookieOf(ex, SESSION_COOKIES[scope]);
-  if (!secret) return ANONYMOUS;
-  const id = hashSecret(secret);
-  const session = gw.config.view.sessions.get(id);
-  if (!session || session.scope !== scope || session.expiresAt <= gw.clock.now()) return ANONYMOUS;
-  const account = gw.config.view.accountsById.get(session.account);
-  if (!account || account.disabled) return ANONYMOUS;
-  return { kind: 'session', sessionId: id, account };
+  // Another page of the same host (any port shares cookies) may have set a second cookie of this
+  // name on a longer path, which the browser sends first: a value that opens no session is passed
+  // over, so that it cannot lock the operator out.
+  for (const secret of cookiesOf(ex, SESSION_COOKIES[scope])) {
+    if (!secret) continue;
+    const id = hashSecret(secret);
+    const session = gw.config.view.sessions.get(id);
+    if (!session || session.scope !== scope || session.expiresAt <= gw.clock.now()) continue;
+    const account = gw.config.view.accountsById.get(session.account);
+    if (!account || account.disabled) continue;
+    return { kind: 'session', sessionId: id, account };
+  }
+  return ANONYMOUS;
 }
 
 export const ANONYMOUS_PRINCIPAL = ANONYMOUS;

@@ -124,6 +124,22 @@ test('a protected route without a token is 401 unauthenticated', async () => {
   await refused(as(undefined, '/staff/x', 'POST'), 401, 'unauthenticated', 'POST without a token');
 });
 
+test('a gateway token is read whatever separates it from Bearer, and never reaches the service in another form', async () => {
+  const bob = tokens.bob!;
+  await passed(call(`${d}/staff/x`, { headers: { authorization: `Bearer\t${bob}` } }), 'a tab after Bearer');
+  await passed(call(`${d}/staff/x`, { headers: { authorization: `bearer  ${bob}` } }), 'two spaces, lower case');
+  for (const form of [bob, `Token ${bob}`, `Basic\t${bob}`]) {
+    const before = up.requests.length;
+    await refused(call(`${d}/open/x`, { headers: { authorization: form } }), 401, 'unauthenticated', `a live token as ${form.replace(bob, '<token>')}`);
+    assert.equal(up.requests.length, before, 'nothing reached the service');
+  }
+  // A credential of the service's own that only looks like ours passes on as it came.
+  const foreign = `Token mk_${'B'.repeat(43)}`;
+  const before = up.requests.length;
+  await passed(call(`${d}/open/x`, { headers: { authorization: foreign } }), 'an unknown mk_ value in another scheme');
+  assert.equal(up.requests.at(before)?.headers.authorization, foreign);
+});
+
 test('an unknown gateway token is 401, on protected and open routes alike', async () => {
   const forged = `mk_${'A'.repeat(43)}`;
   await refused(as(forged, '/staff/x'), 401, 'unauthenticated', 'unknown token, protected route');

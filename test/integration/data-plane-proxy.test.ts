@@ -260,6 +260,22 @@ test('the gateway\'s session cookie is taken out of Cookie; other cookies pass',
   assert.doesNotMatch(JSON.stringify(up.requests.slice(-3).map((r) => r.rawHeaders)), /mks_secret_value/);
 });
 
+test('a service cannot set the gateway\'s own session cookies: its other cookies come back', async () => {
+  custom.handle((req, res) => {
+    const big = new URL(req.url ?? '/', 'http://x').searchParams.has('big');
+    res.setHeader('set-cookie', ['mk_session=tossed; Path=/api', 'a=1; Path=/', 'mk_app=tossed']);
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    // Collected whole, and streamed under its length: both ways to the client.
+    res.end(big ? 'x'.repeat(200_000) : 'ok');
+  });
+  for (const path of ['/custom/c', '/custom/c?big']) {
+    const a = await call(`${d}${path}`);
+    assert.equal(a.status, 200);
+    assert.deepEqual([a.headers['set-cookie']].flat(), ['a=1; Path=/'], path);
+  }
+  custom.handle(undefined);
+});
+
 test('status and headers of the upstream come back as they are', async () => {
   custom.handle((req, res) => {
     const status = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('status') ?? 200);

@@ -28,6 +28,15 @@ test('root signs in; the cookie is HttpOnly, SameSite=Strict, not Secure over pl
   assert.equal(me.json.via, 'session');
 });
 
+test('a second session cookie set by another page of the host (a longer path, sent first) does not sign the operator out', async () => {
+  const cookie = await signIn(control, 'root', ROOT_PASSWORD);
+  for (const tossed of ['mk_session=mks_tossed_by_a_page_on_another_port', 'mk_session=', 'mk_session=junk; theme=dark']) {
+    const me = await call(`${control}/api/session`, { headers: { cookie: `${tossed}; ${cookie}` } });
+    assert.equal(me.status, 200, `${tossed}: ${me.text}`);
+    assert.equal(me.json.account.name, 'root');
+  }
+});
+
 test('a wrong password, an unknown name: the same refusal', async () => {
   const wrong = await call(`${control}/api/session`, { method: 'POST', body: { name: 'root', password: 'not the password' } });
   const unknown = await call(`${control}/api/session`, { method: 'POST', body: { name: 'nobody', password: 'whatever it is' } });

@@ -74,6 +74,24 @@ test('request: HTTP/2 pseudo-headers are not forwarded', () => {
     ['accept', 'x-forwarded-for', 'x-forwarded-proto']);
 });
 
+test('request: the whole x-forwarded- family, path overrides and underscore spellings of what the gateway writes never pass', () => {
+  const incoming: Record<string, string> = {
+    accept: '*/*', 'x-forwarded-server': 'evil', 'x-forwarded-uri': '/admin', 'x-forwarded-scheme': 'https', 'x-forwarded-ssl': 'on',
+    'x-original-url': '/admin', 'x-rewrite-url': '/admin', x_gateway_user: 'evil', x_gateway_roles: 'admin', remote_user: 'evil',
+    x_forwarded_for: '1.2.3.4', x_real_ip: '1.2.3.4', 'x_gateway-identity': 'forged', x_request_id: 'kept', 'x-forwardedx': 'kept',
+  };
+  const out = forwardRequestHeaders(incoming, opts({ secure: false }));
+  assert.deepEqual({ ...out }, { accept: '*/*', x_request_id: 'kept', 'x-forwardedx': 'kept', 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'http' });
+});
+
+test('response: a service never sets the gateway\'s own session cookies; its other cookies pass', () => {
+  const own = new Set(['mk_session', 'mk_app']);
+  const out = forwardResponseHeaders({ 'set-cookie': ['a=1; Path=/', 'mk_session=tossed; Path=/api', ' mk_app =x', 'mk_sessionx=1'] }, own);
+  assert.deepEqual(out['set-cookie'], ['a=1; Path=/', 'mk_sessionx=1']);
+  assert.ok(!('set-cookie' in forwardResponseHeaders({ 'set-cookie': 'mk_session=tossed', etag: '"1"' }, own)), 'nothing left, no header');
+  assert.equal(forwardResponseHeaders({ 'set-cookie': 'mk_session=kept' })['set-cookie'], 'mk_session=kept', 'no own cookies named: as it came');
+});
+
 test('response: hop-by-hop and Connection-listed headers stay behind; arrays stay arrays', () => {
   const upstream: Record<string, string | string[] | undefined> = {
     'content-type': 'text/html', 'content-length': '10', 'set-cookie': ['a=1; Path=/', 'b=2; HttpOnly'],

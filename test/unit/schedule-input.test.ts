@@ -64,6 +64,10 @@ test('identity, proxy-chain and framing headers are refused with their own reaso
     ['Authorization', /scheduler's identity/],
     ['HOST', /the route decides/],
     ['Gateway-Job-Run', /Gateway-Job-Run is refused: .*the run identifier/],
+    ['X_Gateway_User', /X_Gateway_User is refused: the gateway writes the identity/],
+    ['remote_user', /identity/],
+    ['X_Forwarded_Host', /proxy chain/],
+    ['X-Original-URL', /proxy chain/],
   ];
   for (const [name, reason] of cases) {
     const err = refusal({ ...BASE, headers: { [name]: 'x' } });
