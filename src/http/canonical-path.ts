@@ -1,32 +1,101 @@
 /**
  * The canonical form of a request path, shared by the data plane (each request) and the
  * scheduling API (each schedule, at write time), so a path judged when written is the path
- * routed when called. Dot segments would let `/public/../admin` match an open route and reach
- * `/admin` behind it, so a path holding one (also percent-encoded) has no canonical form.
- * Repeated slashes are merged (as nginx does by default), so `/orders//7` meets the rule written
- * for `/orders/{id}`.
+ * routed when called, and the path the service is sent is the one the rules judged.
+ *
+ * - Repeated slashes are merged (as nginx does by default), so `/orders//7` meets the rule
+ *   written for `/orders/{id}`.
+ * - An escaped unreserved character (RFC 3986 6.2.2.2: letters, digits, `-._~`) is decoded:
+ *   `/%61dmin` is `/admin` to every service, so it is `/admin` to the routes and rules too.
+ * - There is no canonical form for a path a service could read as another one than the routes
+ *   see: a `.` or `..` segment (also escaped, or carrying `;` parameters, which servlet containers
+ *   strip), a backslash or an escaped one (servers on Windows and URL parsers that follow the
+ *   WHATWG rules read it as `/`), a `#` (parsers drop what follows it), an escaped NUL (C
+ *   servers end the path there).
  */
 
-function isDotSegment(segment: string): boolean {
-  if (segment.length === 0 || segment.length > 6) return false;
-  const plain = segment.includes('%') ? segment.replace(/%2e/gi, '.') : segment;
-  return plain === '.' || plain === '..';
+/** Why a path has no canonical form, for the sentences of its refusals. */
+export const NOT_CANONICAL = 'a "." or ".." segment (also percent-encoded, or followed by ";"), a segment of ";" parameters alone, a backslash (also %5C), a "#" or %00';
+
+const PERCENT = 37;
+const DOT = 46;
+const SLASH = 47;
+const BACKSLASH = 92;
+const HASH = 35;
+const SEMICOLON = 59;
+
+function hexValue(c: number): number {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  if (c >= 0x41 && c <= 0x46) return c - 0x37;
+  if (c >= 0x61 && c <= 0x66) return c - 0x57;
+  return -1;
+}
+
+function isUnreserved(c: number): boolean {
+  return (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2e || c === 0x5f || c === 0x7e;
+}
+
+/** `%XX` escapes of unreserved characters decoded, the others kept as written; undefined for %5C or %00. */
+function decodeUnreserved(path: string): string | undefined {
+  let out = '';
+  let from = 0;
+  for (let i = path.indexOf('%'); i >= 0 && i + 2 < path.length; i = path.indexOf('%', i + 1)) {
+    const hi = hexValue(path.charCodeAt(i + 1));
+    const lo = hexValue(path.charCodeAt(i + 2));
+    // A malformed escape is the service's to refuse; it cannot be one of the characters below.
+    if (hi < 0 || lo < 0) continue;
+    const code = hi * 16 + lo;
+    if (code === BACKSLASH || code === 0) return undefined;
+    if (!isUnreserved(code)) continue;
+    out += path.slice(from, i) + String.fromCharCode(code);
+    from = i + 3;
+    i += 2;
+  }
+  return from === 0 ? path : out + path.slice(from);
+}
+
+/** A `.` or `..` segment, also with `;` parameters, or parameters with no segment before them. */
+function isAmbiguousSegment(path: string, start: number, end: number): boolean {
+  const semi = path.indexOf(';', start);
+  const stop = semi >= 0 && semi < end ? semi : end;
+  const n = stop - start;
+  if (n === 0) return stop < end;
+  return (n === 1 && path.charCodeAt(start) === DOT) || (n === 2 && path.charCodeAt(start) === DOT && path.charCodeAt(start + 1) === DOT);
 }
 
 /**
- * `raw` (percent-encoded, no query) with repeated slashes merged, or undefined when it holds a
- * "." or ".." segment. Returns `raw` itself when it is already canonical.
+ * `raw` (percent-encoded, no query) in its canonical form, or undefined when it has none (see
+ * above). Returns `raw` itself when it is already canonical.
  */
 export function canonicalForm(raw: string): string | undefined {
-  let path = raw;
-  if (path.includes('//')) path = path.replace(/\/{2,}/g, '/');
-  // Fast path: no dot anywhere, nothing to check.
-  if (!path.includes('.') && (!path.includes('%') || !/%2e/i.test(path))) return path;
+  // One look at every character: most paths hold none of these and are returned as they are.
+  let escapes = false;
+  let dots = false;
+  let doubled = false;
+  let params = false;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (c === PERCENT) escapes = true;
+    else if (c === DOT) dots = true;
+    else if (c === SLASH) doubled ||= i > 0 && raw.charCodeAt(i - 1) === SLASH;
+    else if (c === SEMICOLON) params = true;
+    else if (c === BACKSLASH || c === HASH) return undefined;
+  }
+  if (!escapes && !dots && !doubled && !params) return raw;
+  let path: string | undefined = raw;
+  if (escapes) {
+    path = decodeUnreserved(path);
+    if (path === undefined) return undefined;
+    // A decoded dot is a dot.
+    dots ||= path !== raw && path.includes('.');
+  }
+  if (doubled) path = path.replace(/\/{2,}/g, '/');
+  if (!dots && !params) return path;
   let start = 1;
   while (start <= path.length) {
     let end = path.indexOf('/', start);
     if (end < 0) end = path.length;
-    if (isDotSegment(path.slice(start, end))) return undefined;
+    if (isAmbiguousSegment(path, start, end)) return undefined;
     start = end + 1;
   }
   return path;

@@ -66,7 +66,7 @@ export class EndpointRules {
   match(method: string, path: string): EndpointRuleView | undefined {
     if (this.#empty || path.charCodeAt(0) !== 47 /* '/' */) return undefined;
     const root = this.#byMethod.get(method) ?? this.#anyMethod;
-    return search(root, 0, segmentBounds(path), path, path.includes('%'))?.rule;
+    return search(root, 0, segmentBounds(path, path.includes(';')), path, path.includes('%'))?.rule;
   }
 }
 
@@ -142,8 +142,13 @@ function segmentText(path: string, start: number, stop: number, encoded: boolean
   }
 }
 
-/** Fills `bounds` with [start, end) of each segment; returns the count. One trailing slash is dropped. */
-function segmentBounds(path: string): number {
+/**
+ * Fills `bounds` with [start, end) of each segment; returns the count. One trailing slash is
+ * dropped. With `params`, a segment ends at its first ';': servlet containers serve `/admin;x`
+ * as `/admin`, so the rules judge it as `/admin` (the canonical path has no segment of
+ * parameters alone).
+ */
+function segmentBounds(path: string, params: boolean): number {
   let end = path.length;
   if (end > 1 && path.charCodeAt(end - 1) === 47) end--;
   if (end <= 1) return 0;
@@ -157,8 +162,13 @@ function segmentBounds(path: string): number {
       grown.set(bounds);
       bounds = grown;
     }
+    let text = stop;
+    if (params) {
+      const semi = path.indexOf(';', start);
+      if (semi >= 0 && semi < stop) text = semi;
+    }
     bounds[2 * count] = start;
-    bounds[2 * count + 1] = stop;
+    bounds[2 * count + 1] = text;
     count++;
     if (stop >= end) return count;
     start = stop + 1;

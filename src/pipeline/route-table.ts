@@ -64,10 +64,26 @@ function lookup(index: PrefixIndex, path: string, n: number): Entry | undefined 
  * trailing slash) and the one that stops before it.
  */
 function indexedMatch(index: PrefixIndex, path: string): Entry | undefined {
+  if (path.includes(';')) return indexedMatchWithParams(index, path);
   let found = lookup(index, path, path.length);
   for (let j = path.lastIndexOf('/'); found === undefined && j >= 0; j = j === 0 ? -1 : path.lastIndexOf('/', j - 1)) {
     if (j + 1 < path.length) found = lookup(index, path, j + 1);
     if (found === undefined && j > 0) found = lookup(index, path, j);
+  }
+  return found;
+}
+
+/** The same, where a prefix may also end before a ';' (prefixMatches): every boundary from the end. */
+function indexedMatchWithParams(index: PrefixIndex, path: string): Entry | undefined {
+  let found = lookup(index, path, path.length);
+  for (let j = path.length - 1; found === undefined && j >= 0; j--) {
+    const c = path.charCodeAt(j);
+    if (c === 47 /* '/' */) {
+      if (j + 1 < path.length) found = lookup(index, path, j + 1);
+      if (found === undefined && j > 0) found = lookup(index, path, j);
+    } else if (c === 59 /* ';' */) {
+      found = lookup(index, path, j);
+    }
   }
   return found;
 }
@@ -132,18 +148,27 @@ function matched(e: Entry, path: string): RouteMatch {
   let servicePath = path;
   if (e.route.stripPrefix) {
     const len = e.prefix.length;
-    servicePath = e.endsWithSlash && len < path.length && path.charCodeAt(len) !== 47
-      ? path.slice(len - 1)
-      : path.slice(len);
+    if (e.endsWithSlash && len < path.length && path.charCodeAt(len) !== 47) {
+      servicePath = path.slice(len - 1);
+    } else if (path.charCodeAt(len) === 59 /* ';' */) {
+      // The stripped segment's parameters go with it.
+      const next = path.indexOf('/', len);
+      servicePath = next < 0 ? '' : path.slice(next);
+    } else {
+      servicePath = path.slice(len);
+    }
     if (servicePath === '') servicePath = '/';
   }
   const upstreamPath = e.basePath === '' ? servicePath : e.basePath + servicePath;
   return { route: e.route, prefix: e.prefix, servicePath, upstreamPath };
 }
 
+/** A prefix ends at '/' or at ';' (servlet containers serve `/admin;x` as `/admin`: so does its route). */
 function prefixMatches(prefix: string, endsWithSlash: boolean, path: string): boolean {
   if (!path.startsWith(prefix)) return false;
-  return endsWithSlash || path.length === prefix.length || path.charCodeAt(prefix.length) === 47 /* '/' */;
+  if (endsWithSlash || path.length === prefix.length) return true;
+  const next = path.charCodeAt(prefix.length);
+  return next === 47 /* '/' */ || next === 59 /* ';' */;
 }
 
 /** Longest prefix, then host-named before host-less, then smaller route id: a total order, so the winner never depends on input order. */

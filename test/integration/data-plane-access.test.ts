@@ -228,6 +228,31 @@ test('path tricks do not escape a rule: encoded letters, doubled slashes, dot se
   assert.equal((await raw('/orders/%37', 'alice')).status, 200);
 });
 
+test('paths a service reads as another one do not dodge a route: escaped letters, parameters, backslashes, fragments', async () => {
+  await put('/api/routes/tricks-open', { upstream: up.origin, paths: ['/'], hosts: ['tricks.test'], rule: null });
+  await put('/api/routes/tricks-admin', { upstream: up.origin, paths: ['/admin'], hosts: ['tricks.test'], rule: { roles: ['admin'] } });
+  const port = Number(new URL(d).port);
+  const raw = (path: string, who?: string) =>
+    rawRequest(port, `GET ${path} HTTP/1.1\r\nHost: tricks.test\r\n${who === undefined ? '' : `Authorization: Bearer ${tokens[who]}\r\n`}Connection: close\r\n\r\n`);
+  const cases: Array<[string, number]> = [
+    ['/%61dmin/x', 401], ['/admin;x', 401], ['/admin;jsessionid=1/x', 401],
+    ['/x/..;/admin', 400], ['/x/..\\admin', 400], ['/x/..%5Cadmin', 400], ['/x/%2e%2e%5cadmin', 400], ['/admin%00', 400], ['/x/;/admin', 400],
+  ];
+  for (const [path, status] of cases) {
+    const before = up.requests.length;
+    const r = await raw(path);
+    assert.equal(r.status, status, `GET ${path}: ${r.status} ${r.body}`);
+    assert.deepEqual(up.requests.slice(before).map((q) => q.url), [], `GET ${path}: nothing reached the upstream`);
+  }
+  // The decoded path is the one routed, judged and sent.
+  const before = up.requests.length;
+  assert.equal((await raw('/%61dmin/%78', 'alice')).status, 200);
+  assert.equal(up.requests[before]?.url, '/admin/x');
+  assert.equal((await raw('/open/a#b', 'alice')).status, 400, 'a fragment is never part of a request target');
+  await refused(call(`${d}/shop/items;x/3`, { headers: { authorization: `Bearer ${tokens.bob}` } }), 403, 'forbidden', 'an endpoint rule holds with parameters on the segment');
+  for (const id of ['tricks-open', 'tricks-admin']) assert.equal((await call(`${c}/api/routes/${id}`, { method: 'DELETE', headers: admin })).status, 204);
+});
+
 test('a disabled account is refused: 401; enabled again, it passes', async () => {
   await passed(as('carol', '/staff/x'), 'before');
   const off = await call(`${c}/api/accounts/${accountIds.carol}`, { method: 'PATCH', headers: admin, body: { disabled: true } });

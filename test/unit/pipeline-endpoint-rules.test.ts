@@ -58,6 +58,14 @@ test('literals compare to the percent-decoded segment; a malformed escape matche
   assert.equal(r.match('GET', '/files/a%2Fb/c'), undefined);
 });
 
+test('a segment\'s ";" parameters are not part of it: /admin;x meets the rule of /admin', () => {
+  const r = new EndpointRules([rule('*', '/api/admin', 'admin'), rule('GET', '/orders/{id}/lines', 'staff')]);
+  assert.equal(label(r.match('GET', '/api/admin;x')), '* /api/admin');
+  assert.equal(label(r.match('POST', '/api;v=2/admin;jsessionid=1/')), '* /api/admin');
+  assert.equal(label(r.match('GET', '/orders/7;rev=2/lines')), 'GET /orders/{id}/lines');
+  assert.equal(r.match('GET', '/api/adminx;x'), undefined);
+});
+
 test('more literal segments win, then a literal earlier from the left', () => {
   const r = new EndpointRules([
     rule('GET', '/{a}/{b}/{c}'),

@@ -26,6 +26,10 @@ test('prefixes match on segment boundaries only', () => {
   assert.equal(t.match(undefined, '/docs/a')?.route.id, 'slash');
   assert.equal(t.match(undefined, '/docs'), undefined);
   assert.equal(t.match(undefined, '/docsx'), undefined);
+  // A segment's ';' parameters are not part of it: servlet containers serve /api;x as /api.
+  assert.equal(t.match(undefined, '/api;jsessionid=1')?.route.id, 'api');
+  assert.equal(t.match(undefined, '/api;x/y')?.route.id, 'api');
+  assert.equal(t.match(undefined, '/apix;x'), undefined);
 });
 
 test("'/' matches every path, and the longest prefix wins across routes", () => {
@@ -87,6 +91,9 @@ test('stripPrefix and the upstream base path', () => {
   assert.deepEqual(summary(t.match(undefined, '/keep/a%20b')), ['keep', '/keep', '/keep/a%20b', '/v1/keep/a%20b']);
   assert.deepEqual(summary(t.match(undefined, '/other')), ['root', '/', '/other', '/other']);
   assert.deepEqual(summary(t.match(undefined, '/')), ['root', '/', '/', '/']);
+  assert.deepEqual(summary(t.match(undefined, '/api;x/y;z')), ['strip', '/api', '/y;z', '/base/y;z'], 'the stripped segment\'s parameters go with it');
+  assert.deepEqual(summary(t.match(undefined, '/api;x')), ['strip', '/api', '/', '/base/']);
+  assert.deepEqual(summary(t.match(undefined, '/keep;v=2/a')), ['keep', '/keep', '/keep;v=2/a', '/v1/keep;v=2/a']);
 });
 
 test('an empty table matches nothing; an unparsable upstream is refused at construction', () => {
@@ -102,7 +109,7 @@ const PREFIXES = ['/', '/a', '/a/', '/a/b', '/a/b/', '/ab', '/a/bc', '/b', '/b/c
 const HOSTS = ['x.test', 'y.test', '::1'];
 const RAW_HOSTS: (string | undefined)[] = [undefined, 'x.test', 'X.Test:8080', 'y.test', 'Y.TEST.', 'z.test', '[::1]:80', '[::1]'];
 const UPSTREAMS = ['http://u', 'http://u/', 'http://u/base', 'http://u/base/', 'https://u:8443/v1/v2'];
-const SEGMENTS = ['a', 'b', 'c', 'd', 'ab', 'bc', '', 'x%2F'];
+const SEGMENTS = ['a', 'b', 'c', 'd', 'ab', 'bc', '', 'x%2F', 'a;x', 'b;p=1;q'];
 
 function oracleHost(raw: string | undefined): string | undefined {
   if (raw === undefined) return undefined;
@@ -117,7 +124,7 @@ function oracle(routes: readonly RouteView[], rawHost: string | undefined, path:
     const named = r.hosts.length > 0;
     if (named && (host === undefined || !r.hosts.includes(host))) continue;
     for (const p of r.paths) {
-      const ok = path === p || (path.startsWith(p) && (p.endsWith('/') || path[p.length] === '/'));
+      const ok = path === p || (path.startsWith(p) && (p.endsWith('/') || path[p.length] === '/' || path[p.length] === ';'));
       if (!ok) continue;
       const better = best === undefined
         || p.length > best.p.length
@@ -130,6 +137,10 @@ function oracle(routes: readonly RouteView[], rawHost: string | undefined, path:
   let service = path;
   if (best.r.stripPrefix) {
     service = path.slice(best.p.length);
+    if (!best.p.endsWith('/') && service.startsWith(';')) {
+      const next = service.indexOf('/');
+      service = next < 0 ? '' : service.slice(next);
+    }
     if (!service.startsWith('/')) service = `/${service}`;
   }
   const base = new URL(best.r.upstream).pathname.replace(/\/+$/, '');

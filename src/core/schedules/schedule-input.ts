@@ -3,7 +3,7 @@
  * its own stable code and sentence, defaults applied. What depends on stored state (the route,
  * the token's perimeter, the organisation) is checked by the caller against the snapshot.
  */
-import { canonicalForm } from '../../http/canonical-path.ts';
+import { canonicalForm, NOT_CANONICAL } from '../../http/canonical-path.ts';
 import { GatewayError, invalidField, type ErrorCode } from '../../http/errors.ts';
 import { gatewayHeaderKind } from '../../http/gateway-headers.ts';
 import { isFieldValue, isHeaderName, isRequestTarget } from '../../http/grammar.ts';
@@ -205,7 +205,7 @@ function path(body: Fields): string {
   const q = v.indexOf('?');
   const canonical = canonicalForm(q < 0 ? v : v.slice(0, q));
   if (canonical === undefined) {
-    throw new GatewayError('schedule.path-invalid', `path ${q < 0 ? v : v.slice(0, q)} holds a "." or ".." segment (also when written %2e); write the path the service serves, as the data plane refuses such a path too.`, 'path');
+    throw new GatewayError('schedule.path-invalid', `path ${q < 0 ? v : v.slice(0, q)} holds ${NOT_CANONICAL}; write the path the service serves, as the data plane refuses such a path too.`, 'path');
   }
   return q < 0 ? canonical : canonical + v.slice(q);
 }

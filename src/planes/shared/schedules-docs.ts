@@ -9,7 +9,7 @@ const WRITABLE = {
   role: { type: 'string', description: 'single-role form of roles' },
   method: { type: 'string', enum: ['POST', 'PUT', 'PATCH', 'DELETE'], default: 'POST', description: 'GET is refused: a scheduled call is an action' },
   routeId: { type: 'string', description: 'the route the call goes through (never a URL)' },
-  path: { type: 'string', default: '/', description: 'path on the route, served by it; may carry a query. Canonical as the data plane routes it: a "." or ".." segment (also %2e) is refused (schedule.path-invalid); repeated slashes are merged, and the merged path is stored. A space, a control character, "#" or a character past U+00FF (percent-encode it) is refused (schedule.path-invalid)' },
+  path: { type: 'string', default: '/', description: 'path on the route, served by it; may carry a query. Canonical as the data plane routes it: a "." or ".." segment (also %2e, or followed by ";"), a backslash (also %5C) or %00 is refused (schedule.path-invalid); repeated slashes are merged and escaped unreserved characters decoded (%61 is a), and that path is stored. A space, a control character, "#" or a character past U+00FF (percent-encode it) is refused (schedule.path-invalid)' },
   every: { type: 'string', description: 'ISO 8601 duration, at least PT1M, counted from the end of the last run' },
   cron: { type: 'string', description: 'five fields (lists, ranges, steps, MON-SUN, JAN-DEC) or @hourly … @yearly, on the timezone\'s wall clock' },
   at: { type: 'string', format: 'date-time', description: 'one RFC 3339 moment with an offset' },
