@@ -209,6 +209,12 @@ export function openUwsDoor(opts: DoorOptions): Door {
 
   app.any('/*', (res, req) => {
     const ex = new UwsExchange(res, req, opts.plane, flight, opts.clock.now());
+    if (ex.framing !== undefined) {
+      // Cut without an answer: uWS serves a request pipelined behind this one even after an answer
+      // that closes the connection, and that request is exactly what must not be read.
+      ex.abort();
+      return;
+    }
     // Called at once, not from a microtask: what the handler needs from req was copied above.
     let pending: void | Promise<void>;
     try {

@@ -1,7 +1,9 @@
 /**
- * A service's answer framed two ways (RFC 9112 6.3) through both doors of the data plane: the
- * gateway reads the body one way and tells the client only what it read, so nothing the service
- * sent can reach the client as the answer to its next request on the same connection.
+ * Messages framed two ways (RFC 9112 6.3) through both doors of the data plane. A service's
+ * answer: the gateway reads the body one way and tells the client only what it read, so nothing
+ * the service sent can reach the client as the answer to its next request on the same
+ * connection. A client's request: refused, and the connection closed, so no byte after it can be
+ * taken for a request the gateway never judged.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,6 +17,8 @@ let t: TestGateway;
 let service: Server;
 let plainPort: number;
 let tlsPort: number;
+/** Request heads the service received. */
+const served: string[] = [];
 
 const SMUGGLED = 'HTTP/1.1 302 Found\r\nlocation: https://evil.example/\r\nset-cookie: session=attacker\r\ncontent-length: 9\r\n\r\nSMUGGLED!';
 
@@ -42,6 +46,7 @@ before(async () => {
       while ((end = held.indexOf('\r\n\r\n')) >= 0) {
         const head = held.slice(0, end);
         held = held.slice(end + 4);
+        served.push(head);
         socket.write(answerFor(/^GET \/framing\/([a-z-]+)/.exec(head)?.[1] ?? ''));
       }
     });
@@ -140,4 +145,27 @@ function readAnswer(s: string): { status: number; length: number | null; body: s
     if (s.slice(at, at + 2) !== '\r\n') return null;
     at += 2;
   }
+}
+
+const AMBIGUOUS: Record<string, string> = {
+  'two lengths': 'content-length: 5\r\ncontent-length: 30\r\n\r\nhello',
+  'two lengths, the same': 'content-length: 5\r\ncontent-length: 5\r\n\r\nhello',
+  'a length that is not a number': 'content-length: +5\r\n\r\nhello',
+  'a coding that is not chunked': 'transfer-encoding: xchunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n',
+  'chunked, then another coding': 'transfer-encoding: chunked, identity\r\n\r\n5\r\nhello\r\n0\r\n\r\n',
+  'the coding twice': 'transfer-encoding: chunked\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n',
+};
+
+for (const door of ['plain', 'tls'] as const) {
+  test(`${door} door: a request whose body could be framed two ways goes no further, nor does what follows it on the connection`, async () => {
+    for (const [what, rest] of Object.entries(AMBIGUOUS)) {
+      const before = served.length;
+      const smuggled = get('/framing/smuggled');
+      const got = await exchange(door, [`POST /framing/next HTTP/1.1\r\nhost: framing.example.test\r\n${rest}${smuggled}`]);
+      // node:http answers most of them with 400 itself; the doors cut the rest without an answer.
+      assert.match(got, /^(HTTP\/1\.1 400 [^]*\r\n\r\n)?$/, `${what}: at most node:http's 400, then the connection closed: ${got.slice(0, 200)}`);
+      if (door === 'plain') assert.equal(got, '', `${what}: the uWS door cuts the connection`);
+      assert.deepEqual(served.slice(before), [], `${what}: nothing reached the service`);
+    }
+  });
 }
