@@ -1,6 +1,7 @@
 import type { Logger } from '../log/logger.ts';
 import { GatewayError, problemOf } from './errors.ts';
 import type { Exchange, OutgoingHeaders } from './exchange.ts';
+import { jsonBodyProblem } from './json-body.ts';
 import type { ApiReply, Router, RequestContext, RouteDoc } from './router.ts';
 
 const API_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' } as const;
@@ -48,11 +49,15 @@ export async function readJson(ex: Exchange, limit = API_BODY_LIMIT): Promise<un
   if (type !== 'application/json' && !type.endsWith('+json')) {
     throw new GatewayError('body.media-type', `Send the body as application/json (got "${type || 'no content type'}").`);
   }
+  let value: unknown;
   try {
-    return JSON.parse(raw.toString('utf8')) as unknown;
+    value = JSON.parse(raw.toString('utf8')) as unknown;
   } catch (err) {
     throw new GatewayError('body.invalid-json', `The request body is not valid JSON${jsonFault(err)}.`);
   }
+  const problem = jsonBodyProblem(value);
+  if (problem) throw new GatewayError('field.invalid', problem.detail, problem.field);
+  return value;
 }
 
 /**
@@ -78,12 +83,18 @@ export async function serveApi<P>(router: Router<P>, ex: Exchange, authenticate:
     sendProblem(ex, new GatewayError('method-not-allowed', `${ex.method} is not accepted here; use ${allowed.join(', ')}.`), { allow: allowed.join(', ') });
     return true;
   }
+  const principal = await authenticate(match.route.doc);
+  const query = new URLSearchParams(ex.query);
+  // No store keeps a NUL in text, and no name or filter needs one: refused before any handler sees it.
+  for (const [name, value] of [...Object.entries(match.params), ...query]) {
+    if (value.includes('\u0000') || name.includes('\u0000')) throw new GatewayError('field.invalid', `${name.replaceAll('\u0000', '%00')} holds a NUL character (%00).`, name.replaceAll('\u0000', '%00'));
+  }
   let parsed: { value: unknown } | undefined;
   const ctx: RequestContext<P> = {
     ex,
     params: match.params,
-    query: new URLSearchParams(ex.query),
-    principal: await authenticate(match.route.doc),
+    query,
+    principal,
     json: async () => {
       parsed ??= { value: await readJson(ex) };
       return parsed.value;

@@ -7,7 +7,7 @@ import type { EndpointRuleView } from '../core/model.ts';
 
 const PARAM = /^\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
 
-/** undefined when valid, else a sentence saying what is wrong. Valid: starts with '/', segments literal or exactly `{name}` with name [A-Za-z_][A-Za-z0-9_]*, no empty segment, no trailing slash, no '?' or '#', no duplicate param names. '/' alone is the root. */
+/** undefined when valid, else a sentence saying what is wrong. Valid: starts with '/', segments literal or exactly `{name}` with name [A-Za-z_][A-Za-z0-9_]*, no empty, "." or ".." segment, no trailing slash, no '?', '#', space, control character or backslash, no duplicate param names. '/' alone is the root. */
 export function templateProblem(path: string): string | undefined {
   if (!path.startsWith('/')) return `"${path}" must start with "/".`;
   if (path.includes('?') || path.includes('#')) return `"${path}" must not hold "?" or "#"; a template matches the path only.`;
@@ -15,8 +15,11 @@ export function templateProblem(path: string): string | undefined {
   if (path.endsWith('/')) return `"${path}" must not end with "/".`;
   const names = new Set<string>();
   const segments = path.slice(1).split('/');
+  if (/[\s\\\u0000-\u001f\u007f]/.test(path)) return `"${path}" must not hold spaces, control characters or a backslash.`;
   for (const [i, segment] of segments.entries()) {
     if (segment === '') return `"${path}" has an empty segment (position ${i + 1}).`;
+    // Request paths holding such a segment are refused (path.invalid): the rule could never apply.
+    if (segment === '.' || segment === '..') return `"${path}" has a "${segment}" segment, which no request path the gateway routes holds.`;
     if (!segment.includes('{') && !segment.includes('}')) continue;
     const name = PARAM.exec(segment)?.[1];
     if (name === undefined) {

@@ -51,6 +51,13 @@ test('every bad route field is refused with its own code and sentence, and nothi
     [{ ...ROUTE, upstream: 'http://u:p@orders' }, 400, 'route.upstream-invalid', 'upstream', /password/],
     [{ ...ROUTE, paths: ['orders'] }, 400, 'route.path-invalid', 'paths[0]', /must start with "\/"/],
     [{ ...ROUTE, paths: [] }, 400, 'route.path-invalid', 'paths', /prefixes/],
+    // A prefix no canonical request path could match would leave its rule dead.
+    [{ ...ROUTE, paths: ['/svc/../admin'] }, 400, 'route.path-invalid', 'paths[0]', /segment/],
+    [{ ...ROUTE, paths: ['/ok', '/v1//x'] }, 400, 'route.path-invalid', 'paths[1]', /write "\/v1\/x"/],
+    [{ ...ROUTE, paths: ['/%61dmin'] }, 400, 'route.path-invalid', 'paths[0]', /write "\/admin"/],
+    [{ ...ROUTE, paths: ['/c\u0001'] }, 400, 'route.path-invalid', 'paths[0]', /control characters/],
+    [{ ...ROUTE, paths: ['/a\\b'] }, 400, 'route.path-invalid', 'paths[0]', /backslash/],
+    [{ ...ROUTE, endpointRules: [{ method: 'GET', path: '/p/../admin/{id}', roles: ['a'] }] }, 400, 'field.invalid', 'endpointRules[0].path', /"\.\." segment/],
     [{ ...ROUTE, identity: 'saml' }, 400, 'route.identity-unknown', 'identity', /headers, remote-user, jwt/],
     [{ ...ROUTE, rule: { roles: ['ghost'] } }, 400, 'role.unknown', 'rule.roles', /"ghost"/],
     [{ ...ROUTE, endpointRules: [{ method: 'GET', path: '/orders/{id}', roles: ['ghost'] }] }, 400, 'role.unknown', 'endpointRules[0].roles', /"ghost"/],

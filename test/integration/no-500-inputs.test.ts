@@ -42,6 +42,8 @@ const WRONG: unknown[] = [
   {}, { toString: 'x' }, { valueOf: 'x', toString: 'y' }, own([['__proto__', { polluted: true }]]),
   [], ['x'], [{}], [null], 0, -1, 1.5, 1e308, true, false, null,
   { a: { b: [null, { c: {} }] } }, '', '__proto__', 'constructor', 'toString',
+  // No store keeps a NUL in text; a document nested thousands deep overflows whatever walks it next.
+  'a\u0000b', own([['a\u0000', 1]]), JSON.parse(`${'['.repeat(3000)}${']'.repeat(3000)}`),
 ];
 
 const SCHEDULE = {
@@ -137,6 +139,14 @@ test('query parameters and path segments with inherited names', async () => {
     for (const w of ['x', '-1', '1.5', '1e3', '0x10', '', '__proto__', '99999999999999999999']) {
       judge(`runs limit ${w}`, await send('GET', `/api/schedules/${scheduleId}/runs?limit=${encodeURIComponent(w)}&before=${encodeURIComponent(w)}`));
     }
+  }
+  // A NUL in any name, filter or path segment of the control and internal APIs.
+  for (const path of ['/api/schedules/%00', '/api/schedules?route=%00', '/api/schedules?tenant=a%00b', '/api/schedules?meta.%00=1', '/api/audit?q=a%00b',
+    '/api/audit?actor=%00', '/api/audit?target=%00', '/api/audit?organisation=%00', '/api/routes/a%00b', '/api/accounts/%00', '/api/organisations/%00/vault', '/api/logs?q=%00']) {
+    const a = await control('GET', path);
+    judge(`GET ${path}`, a);
+    assert.equal(a.status, 400, `GET ${path}: ${a.text}`);
+    judge(`internal GET ${path}`, await internal('GET', path));
   }
   for (const k of PROTO_KEYS) {
     for (const path of [`/api/logs?${k}=x`, `/api/logs?level=${k}`, `/api/logs?limit=${k}`, `/api/logs/export?q=${k}`, `/api/logs/live?${k}=x`, `/api/routes/${k}`, `/api/roles/${k}`, `/api/accounts/${k}`, `/api/organisations/${k}`, `/api/organisations/${k}/vault`, `/api/schedules/live?${k}=x`, `/api/accounts?${k}=x`, `/api/routes?${k}=x`]) {

@@ -16,7 +16,7 @@ test('templateProblem accepts literal and {param} segments', () => {
 test('templateProblem refuses malformed templates with a sentence', () => {
   const bad = [
     '', 'orders', '/orders/', '//orders', '/a//b', '/orders?x=1', '/orders#top', '/{1id}', '/{id', '/id}', '/x{id}',
-    '/{id}x', '/{}', '/{a-b}', '/{id}/{id}', '/{ id }', '/{a}/{b}/{a}',
+    '/{id}x', '/{}', '/{a-b}', '/{id}/{id}', '/{ id }', '/{a}/{b}/{a}', '/p/../admin', '/./x', '/a/..', '/a\\b', '/a\u0001', '/a b',
   ];
   for (const path of bad) {
     const problem = templateProblem(path);

@@ -4,6 +4,7 @@
  * the database, in the same transaction as the write.
  */
 import { GatewayError, invalidField } from '../../http/errors.ts';
+import { canonicalForm, NOT_CANONICAL } from '../../http/canonical-path.ts';
 import { IDENTITY_MODES, type IdentityMode } from '../model.ts';
 import { readIsoDuration } from '../schedules/cadence/duration.ts';
 import { templateProblem } from '../../pipeline/endpoint-rules.ts';
@@ -49,10 +50,17 @@ function upstream(body: Fields): string {
   return `${url.origin}${url.pathname === '/' ? '' : url.pathname.replace(/\/+$/, '')}`;
 }
 
+/**
+ * A prefix is matched against canonical request paths (http/canonical-path.ts): one that is not
+ * canonical itself could never match, and the rule an operator believes it guards would be dead.
+ */
 function pathProblem(p: string): string | undefined {
   if (!p.startsWith('/')) return `"${p}" must start with "/"`;
   if (p.length > 500) return 'is longer than 500 characters';
-  if (/[\s?#]/.test(p)) return `"${p}" must not hold spaces, "?" or "#"`;
+  if (/[\s?#\u0000-\u001f\u007f]/.test(p)) return `"${p}" must not hold spaces, control characters, "?" or "#"`;
+  const canonical = canonicalForm(p);
+  if (canonical === undefined) return `"${p}" holds ${NOT_CANONICAL}, which no request path the gateway routes can`;
+  if (canonical !== p) return `"${p}" is written otherwise than the request paths it should match: write "${canonical}"`;
   return undefined;
 }
 

@@ -1,0 +1,40 @@
+/**
+ * What a parsed JSON body may hold, whatever the endpoint: no deeper than MAX_DEPTH (a document
+ * nested thousands deep parses, then overflows the stack of whatever walks it next: the copy to
+ * an actor, the answer that echoes it) and no NUL character in a key or a string (neither SQLite
+ * nor PostgreSQL stores one in text). Checked once where bodies are read, so no field can forget.
+ */
+
+export const MAX_DEPTH = 64;
+
+export interface BodyProblem {
+  /** The field, as the problem's `field` names it (`openapi.paths./a`, `items[3]`). */
+  readonly field: string;
+  readonly detail: string;
+}
+
+export function jsonBodyProblem(value: unknown): BodyProblem | undefined {
+  return walk(value, '', 0);
+}
+
+function walk(value: unknown, at: string, depth: number): BodyProblem | undefined {
+  if (typeof value === 'string') {
+    return value.includes('\u0000') ? { field: at || 'body', detail: `${at || 'The body'} holds a NUL character (U+0000), which the gateway does not store.` } : undefined;
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  if (depth >= MAX_DEPTH) return { field: at || 'body', detail: `${at || 'The body'} nests objects and arrays deeper than ${MAX_DEPTH} levels.` };
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const problem = walk(value[i], `${at}[${i}]`, depth + 1);
+      if (problem) return problem;
+    }
+    return undefined;
+  }
+  for (const key of Object.keys(value)) {
+    const field = at === '' ? key : `${at}.${key}`;
+    if (key.includes('\u0000')) return { field: at || 'body', detail: `A field name under ${at || 'the body'} holds a NUL character (U+0000).` };
+    const problem = walk((value as Record<string, unknown>)[key], field, depth + 1);
+    if (problem) return problem;
+  }
+  return undefined;
+}
