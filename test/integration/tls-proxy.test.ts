@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:tls';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { startTestGateway, ROOT_PASSWORD, type TestGateway } from '../helpers/gateway.ts';
 import { signInAdmin, personWithToken, type Admin } from '../helpers/admin.ts';
 import { call } from '../helpers/http.ts';
 import { startUpstream, type Upstream } from '../helpers/upstream.ts';
@@ -128,7 +128,8 @@ test('a certificate that does not fit the mode stays placed, inactive, and serve
 
 test('a console change that would make the operator\'s own session plain HTTP is refused (409)', async () => {
   // The console behind a proxy on loopback: this session arrives as HTTPS through it.
-  const viaProxy: Admin = { ...admin, headers: { ...admin.headers, 'x-forwarded-proto': 'https' } } as Admin;
+  // The browser's page is https: its Origin says so.
+  const viaProxy: Admin = { ...admin, headers: { ...admin.headers, 'x-forwarded-proto': 'https', origin: admin.control.replace(/^http:/, 'https:') } } as Admin;
   const proxied = await door('console', { proxied: true, names: ['console.example.test'] });
   assert.equal(proxied.status, 200, proxied.text);
   const through = async (body: unknown) => call(`${admin.control}/api/settings/tls/doors/console`, { method: 'PUT', headers: viaProxy.headers, body });
@@ -139,4 +140,26 @@ test('a console change that would make the operator\'s own session plain HTTP is
   assert.equal(stillProxied.json.doors.console.proxied, true);
   // Keeping the proxy believed is fine.
   assert.equal((await through({ proxied: true, names: ['console.example.test'], proxyAddresses: ['127.0.0.1'] })).status, 200);
+});
+
+test('the console behind a proxy that terminates HTTPS: sign-in, writes and the Secure cookie follow the browser\'s scheme', async () => {
+  const proxied = await door('console', { proxied: true, names: ['console.example.test'] });
+  assert.equal(proxied.status, 200, proxied.text);
+  try {
+    const browser = { host: 'console.example.test', 'x-forwarded-proto': 'https', origin: 'https://console.example.test' };
+    const signIn = await call(`${admin.control}/api/session`, { method: 'POST', headers: browser, body: { name: 'root', password: ROOT_PASSWORD } });
+    assert.equal(signIn.status, 200, signIn.text);
+    const setCookie = String(signIn.headers['set-cookie']);
+    assert.match(setCookie, /; Secure/, 'the browser is on https: the cookie says Secure');
+    const cookie = setCookie.split(';')[0]!;
+    const write = await call(`${admin.control}/api/roles/proxied-write`, { method: 'PUT', headers: { ...browser, cookie }, body: {} });
+    assert.ok(write.status === 200 || write.status === 201, write.text);
+    const plainOrigin = await call(`${admin.control}/api/roles/proxied-write`, { method: 'PUT', headers: { ...browser, cookie, origin: 'http://console.example.test' }, body: {} });
+    assert.equal(plainOrigin.status, 403, 'a page on http is another origin');
+    assert.equal(plainOrigin.json.code, 'origin-mismatch');
+    const out = await call(`${admin.control}/api/session`, { method: 'DELETE', headers: { ...browser, cookie } });
+    assert.match(String(out.headers['set-cookie']), /Max-Age=0; Secure/);
+  } finally {
+    assert.equal((await door('console', { proxied: false, names: [] })).status, 200);
+  }
 });

@@ -16,7 +16,7 @@ export function authenticateControl(gw: GatewayContext, ex: Exchange, doc: Route
     }
   } else {
     principal = sessionPrincipal(gw, ex);
-    if (principal.kind === 'session') checkOrigin(ex);
+    if (principal.kind === 'session') checkOrigin(gw, ex);
   }
   if (doc.auth !== 'none' && principal.kind === 'anonymous') {
     throw new GatewayError('unauthenticated', 'Sign in to the console (POST /api/session) or send an admin token.');

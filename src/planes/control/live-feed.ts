@@ -60,9 +60,10 @@ export function liveFeed(f: FeedText): LiveFeedDoc {
 export function admitLive(gw: GatewayContext, ex: Exchange, feed: LiveFeedDoc): Principal {
   const principal = authenticateControl(gw, ex, feed.doc);
   const origin = ex.headers.origin;
-  if (principal.kind === 'session' && origin !== ownOrigin(ex)) {
+  const own = ownOrigin(gw, ex);
+  if (principal.kind === 'session' && origin !== own) {
     throw new GatewayError('origin-mismatch', origin
-      ? `The live feed opens with the console session from ${ownOrigin(ex) ?? 'this address'} only, not from ${origin}.`
+      ? `The live feed opens with the console session from ${own ?? 'this address'} only, not from ${origin}.`
       : 'The live feed opens with the console session only with the console\'s Origin header (browsers send it; scripts should use a token).');
   }
   requireCapability(principal, feed.capability);

@@ -40,7 +40,7 @@ function appPrincipal(gw: GatewayContext, ex: Exchange, auth: 'none' | 'session'
   if (auth === 'none') return ANONYMOUS_PRINCIPAL;
   const principal = sessionPrincipal(gw, ex, 'app');
   if (principal.kind === 'anonymous') throw new GatewayError('unauthenticated', 'No application session: sign in with POST /.meerkat/session.');
-  checkOrigin(ex);
+  checkOrigin(gw, ex);
   return principal;
 }
 

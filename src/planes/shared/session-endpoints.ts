@@ -15,7 +15,7 @@ import type { RequestContext } from '../../http/router.ts';
 import type { AccountView } from '../../actors/config/messages.ts';
 import { clip, TYPED_NAME_MAX } from '../../core/audit/event.ts';
 import { withinHours } from '../../pipeline/hours.ts';
-import { ownOrigin } from './origin.ts';
+import { browserSecure, ownOrigin } from './origin.ts';
 
 export const SESSION_TTL_MS = 12 * 60 * 60_000;
 
@@ -98,7 +98,7 @@ export function addSessionEndpoints(router: Router<Principal>, gw: GatewayContex
     if (code !== undefined && typeof code !== 'string') throw invalidField('code', 'code must be a string.');
     // Sign-in from another site would let it plant its own session (login CSRF).
     const origin = ctx.ex.headers.origin;
-    if (origin && origin !== ownOrigin(ctx.ex)) {
+    if (origin && origin !== ownOrigin(gw, ctx.ex)) {
       throw new GatewayError('origin-mismatch', `Sign-in must come from the origin it is sent to, not ${origin}.`);
     }
 
@@ -127,7 +127,7 @@ export function addSessionEndpoints(router: Router<Principal>, gw: GatewayContex
     signinLine(ctx, account, name, 'signin', 'password');
     if (account.organisation) signinLine(ctx, account, name, 'signin.organisation', gw.config.view.organisations.get(account.organisation)?.name ?? account.organisation);
     return {
-      headers: { 'set-cookie': cookie(session.secret, SESSION_TTL_MS / 1000, ctx.ex.secure) },
+      headers: { 'set-cookie': cookie(session.secret, SESSION_TTL_MS / 1000, browserSecure(gw, ctx.ex)) },
       body: {
         account: { id: account.id, name: account.name, capabilities: account.capabilities, roles: account.roles, organisation: account.organisation },
         expiresAt: Math.floor(session.expiresAt / 1000),
@@ -164,6 +164,6 @@ export function addSessionEndpoints(router: Router<Principal>, gw: GatewayContex
     if (ctx.principal.kind !== 'session') throw new GatewayError('unauthenticated', 'Only a session can sign out; a token is revoked with DELETE /api/tokens/{id}.');
     await gw.config.call('session.delete', { id: ctx.principal.sessionId });
     signinLine(ctx, ctx.principal.account, ctx.principal.account.name, 'signout', null);
-    return { status: 204, headers: { 'set-cookie': cookie('', 0, ctx.ex.secure) } };
+    return { status: 204, headers: { 'set-cookie': cookie('', 0, browserSecure(gw, ctx.ex)) } };
   });
 }
