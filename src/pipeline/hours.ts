@@ -4,6 +4,7 @@
  * per zone, so the per-request check is a couple of Map lookups and arithmetic.
  */
 import type { HoursWindow, OrganisationHours } from '../core/model.ts';
+import { clip } from '../core/audit/event.ts';
 
 const DAYS = ['MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT', 'SUN'] as const;
 const DAY_INDEX = new Map<string, number>(DAYS.map((d, i) => [d, i]));
@@ -113,12 +114,12 @@ export function parseHours(value: unknown): Parsed {
   if (value === null || value === undefined) return { hours: null };
   if (!isObject(value)) return fail('hours', 'hours must be an object {timezone, windows}, or null for no restriction.');
   const extra = unknownKey(value, ['timezone', 'windows']);
-  if (extra !== undefined) return fail(`hours.${extra}`, `"${extra}" is not a field of hours; the fields are timezone, windows.`);
+  if (extra !== undefined) return fail(`hours.${clip(extra, 64)}`, `"${clip(extra, 64)}" is not a field of hours; the fields are timezone, windows.`);
   const timezone = value.timezone;
   if (typeof timezone !== 'string' || timezone === '') {
     return fail('hours.timezone', 'hours.timezone is required: an IANA time zone such as Europe/Paris.');
   }
-  if (!isZone(timezone)) return fail('hours.timezone', `hours.timezone "${timezone}" is not an IANA time zone such as Europe/Paris.`);
+  if (!isZone(timezone)) return fail('hours.timezone', `hours.timezone "${clip(timezone, 64)}" is not an IANA time zone such as Europe/Paris.`);
   const list = value.windows;
   if (!Array.isArray(list) || list.length === 0) {
     return fail('hours.windows', 'hours.windows must be a list of at least one window {days, from, to}.');

@@ -184,11 +184,11 @@ test('an app-admin reads accounts and roles, and the API\'s refusal on tokens, r
     await c.page.getByLabel('Password', { exact: true }).fill('dave-password-1');
     await c.page.getByRole('checkbox', { name: 'infra-admin' }).check();
     await c.page.getByRole('button', { name: 'Create account' }).click();
-    await c.page.getByRole('alert').filter({ hasText: 'This action needs the root capability (or root).' }).waitFor();
+    await c.page.getByRole('alert').filter({ hasText: "This action is root's alone." }).waitFor();
     assert.equal((await root.get('/api/accounts')).json.accounts.some((a: any) => a.name === 'dave'), false);
 
     await openTab(c, 'Tokens');
-    await c.page.getByRole('alert').filter({ hasText: 'This action needs the root capability (or root).' }).waitFor();
+    await c.page.getByRole('alert').filter({ hasText: "This action is root's alone." }).waitFor();
     assert.equal(await c.page.getByRole('table', { name: 'Tokens' }).count(), 0);
     await openTab(c, 'Routes');
     await c.page.getByRole('alert').filter({ hasText: 'This action needs the infra-admin capability (or root).' }).waitFor();

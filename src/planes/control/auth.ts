@@ -28,5 +28,5 @@ export function authenticateControl(gw: GatewayContext, ex: Exchange, doc: Route
 export function requireCapability(principal: Principal, capability: string): void {
   const caps = principal.kind === 'anonymous' ? [] : principal.account?.capabilities ?? [];
   if (caps.includes('root') || caps.includes(capability)) return;
-  throw new GatewayError('capability', `This action needs the ${capability} capability (or root).`);
+  throw new GatewayError('capability', capability === 'root' ? 'This action is root\'s alone.' : `This action needs the ${capability} capability (or root).`);
 }
