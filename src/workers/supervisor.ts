@@ -171,6 +171,11 @@ export class ActorHost<C extends CallMap, Init = unknown, Event = unknown, T ext
     // A module that fails to load or throws at top level ends here, then exits with code 1.
     worker.on('error', (err: unknown) => { spawned.failure ??= `its worker failed: ${err instanceof Error ? err.message : String(err)}`; });
     worker.on('exit', (code) => this.onExit(spawned, code));
+    // A message this thread cannot rebuild (nested past what the structured clone can read back)
+    // is lost; which call it answered cannot be told, so it is said rather than guessed at.
+    worker.on('messageerror', (err: unknown) => {
+      this.opts.log.error('a message from an actor could not be read; the call it answered waits in vain', { actor: this.opts.name, error: err instanceof Error ? err.message : String(err) });
+    });
   }
 
   private onMessage(spawned: Spawned, msg: FromWorker): void {
