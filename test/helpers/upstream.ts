@@ -5,7 +5,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash } from 'node:crypto';
-import { connect, type AddressInfo } from 'node:net';
+import { connect, createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
 
 export interface Received {
   readonly method: string;
@@ -180,4 +180,32 @@ function finalAnswer(chunks: readonly Buffer[]): string {
   let all = Buffer.concat(chunks).toString('latin1');
   while (/^HTTP\/1\.[01] 1\d\d /.test(all) && all.includes('\r\n\r\n')) all = all.slice(all.indexOf('\r\n\r\n') + 4);
   return all;
+}
+
+/**
+ * A raw TCP service, for answers node:http would not write: `onRequest` gets each request's head
+ * (once its stated body is in) and the socket, to write any bytes.
+ */
+export async function rawService(onRequest: (head: string, socket: Socket, n: number) => void): Promise<{ server: NetServer; origin: string; connections: () => number; heads: string[] }> {
+  let connections = 0;
+  const heads: string[] = [];
+  const server = createNetServer((socket) => {
+    connections++;
+    let held = '';
+    socket.on('data', (d) => {
+      held += d.toString('latin1');
+      let end: number;
+      while ((end = held.indexOf('\r\n\r\n')) >= 0) {
+        const head = held.slice(0, end);
+        const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
+        if (held.length < end + 4 + length) return;
+        held = held.slice(end + 4 + length);
+        heads.push(head);
+        onRequest(head, socket, heads.length);
+      }
+    });
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, connections: () => connections, heads };
 }

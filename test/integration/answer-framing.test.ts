@@ -7,18 +7,16 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer as createNetServer, connect as netConnect, type AddressInfo, type Server, type Socket } from 'node:net';
+import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { startTestGateway, ROOT_PASSWORD, type TestGateway } from '../helpers/gateway.ts';
 import { call, signIn } from '../helpers/http.ts';
-import { closedPort } from '../helpers/upstream.ts';
+import { closedPort, rawService } from '../helpers/upstream.ts';
 
 let t: TestGateway;
-let service: Server;
+let service: Awaited<ReturnType<typeof rawService>>;
 let plainPort: number;
 let tlsPort: number;
-/** Request heads the service received. */
-const served: string[] = [];
 
 const SMUGGLED = 'HTTP/1.1 302 Found\r\nlocation: https://evil.example/\r\nset-cookie: session=attacker\r\ncontent-length: 9\r\n\r\nSMUGGLED!';
 
@@ -38,24 +36,10 @@ function answerFor(name: string): string {
 before(async () => {
   tlsPort = await closedPort();
   t = await startTestGateway({ GATEWAY_TLS_ADDR: `127.0.0.1:${tlsPort}` });
-  service = createNetServer((socket) => {
-    let held = '';
-    socket.on('data', (d) => {
-      held += d.toString('latin1');
-      let end: number;
-      while ((end = held.indexOf('\r\n\r\n')) >= 0) {
-        const head = held.slice(0, end);
-        held = held.slice(end + 4);
-        served.push(head);
-        socket.write(answerFor(/^GET \/framing\/([a-z-]+)/.exec(head)?.[1] ?? ''));
-      }
-    });
-    socket.on('error', () => undefined);
-  });
-  await new Promise<void>((r) => service.listen(0, '127.0.0.1', () => r()));
+  service = await rawService((head, socket) => socket.write(answerFor(/^GET \/framing\/([a-z-]+)/.exec(head)?.[1] ?? '')));
   const c = t.url('control');
   const admin = { cookie: await signIn(c, 'root', ROOT_PASSWORD), origin: c };
-  const route = await call(`${c}/api/routes/framing`, { method: 'PUT', headers: admin, body: { upstream: `http://127.0.0.1:${(service.address() as AddressInfo).port}`, paths: ['/framing'], rule: null } });
+  const route = await call(`${c}/api/routes/framing`, { method: 'PUT', headers: admin, body: { upstream: service.origin, paths: ['/framing'], rule: null } });
   assert.ok(route.status === 200 || route.status === 201, route.text);
   const cert = await call(`${c}/api/certificates`, { method: 'POST', headers: admin, body: { source: 'self-signed', names: ['framing.example.test'] } });
   assert.equal(cert.status, 201, cert.text);
@@ -66,7 +50,7 @@ before(async () => {
 
 after(async () => {
   await t?.close();
-  service?.close();
+  service?.server.close();
 });
 
 /** Everything the client reads on one connection after sending `requests` at once, until the gateway closes it or goes quiet. */
@@ -159,13 +143,13 @@ const AMBIGUOUS: Record<string, string> = {
 for (const door of ['plain', 'tls'] as const) {
   test(`${door} door: a request whose body could be framed two ways goes no further, nor does what follows it on the connection`, async () => {
     for (const [what, rest] of Object.entries(AMBIGUOUS)) {
-      const before = served.length;
+      const before = service.heads.length;
       const smuggled = get('/framing/smuggled');
       const got = await exchange(door, [`POST /framing/next HTTP/1.1\r\nhost: framing.example.test\r\n${rest}${smuggled}`]);
       // node:http answers most of them with 400 itself; the doors cut the rest without an answer.
       assert.match(got, /^(HTTP\/1\.1 400 [^]*\r\n\r\n)?$/, `${what}: at most node:http's 400, then the connection closed: ${got.slice(0, 200)}`);
       if (door === 'plain') assert.equal(got, '', `${what}: the uWS door cuts the connection`);
-      assert.deepEqual(served.slice(before), [], `${what}: nothing reached the service`);
+      assert.deepEqual(service.heads.slice(before), [], `${what}: nothing reached the service`);
     }
   });
 }

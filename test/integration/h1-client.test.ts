@@ -5,11 +5,11 @@
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import type { Dispatcher } from 'undici';
 import { H1Pool, type H1Request } from '../../src/pipeline/h1/client.ts';
 import { until } from '../helpers/until.ts';
+import { rawService } from '../helpers/upstream.ts';
 
 interface Answer {
   status: number;
@@ -29,31 +29,6 @@ function call(pool: H1Pool, req: Partial<H1Request> & { path: string }): Promise
     };
     pool.dispatch({ method: 'GET', headers: {}, body: null, headersTimeout: 5_000, bodyTimeout: 5_000, ...req }, handler);
   });
-}
-
-/** A raw TCP service: `onRequest` gets each request's head and its socket. */
-async function rawService(onRequest: (head: string, socket: Socket, n: number) => void): Promise<{ server: Server; origin: string; connections: () => number; heads: string[] }> {
-  let connections = 0;
-  const heads: string[] = [];
-  const server = createServer((socket) => {
-    connections++;
-    let held = '';
-    socket.on('data', (d) => {
-      held += d.toString('latin1');
-      let end: number;
-      while ((end = held.indexOf('\r\n\r\n')) >= 0) {
-        const head = held.slice(0, end);
-        const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
-        if (held.length < end + 4 + length) return;
-        held = held.slice(end + 4 + length);
-        heads.push(head);
-        onRequest(head, socket, heads.length);
-      }
-    });
-    socket.on('error', () => undefined);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, connections: () => connections, heads };
 }
 
 const servers: Server[] = [];
