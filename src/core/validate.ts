@@ -11,14 +11,15 @@ export type Fields = Readonly<Record<string, unknown>>;
  * Answers a copy without a prototype, so a field left out reads as undefined, never as something
  * every object inherits (`toString`, `constructor`).
  */
-export function objectBody(value: unknown, allowed: readonly string[], what: string): Fields {
+/** `at`: where the object stands in the body (`rule`, `endpointRules[2]`); absent for the body itself. */
+export function objectBody(value: unknown, allowed: readonly string[], what: string, at?: string): Fields {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw invalidField('body', `Send ${what} as a JSON object.`);
+    throw invalidField(at ?? 'body', `Send ${what} as a JSON object.`);
   }
   const fields = Object.create(null) as Record<string, unknown>;
   for (const [key, v] of Object.entries(value)) {
     if (!allowed.includes(key)) {
-      throw invalidField(key, `"${key}" is not a field of ${what}; the fields are ${allowed.join(', ')}.`);
+      throw invalidField(at === undefined ? key : `${at}.${key}`, `"${key}" is not a field of ${what}; the fields are ${allowed.join(', ')}.`);
     }
     fields[key] = v;
   }

@@ -52,6 +52,11 @@ test('the push sends the streams switched on, each line as an OpenTelemetry log 
   assert.deepEqual(off.push, { audit: false, console: false });
   await putOk(root, '/api/routes/before-push', { upstream: 'http://127.0.0.1:9', paths: ['/before'] });
 
+  for (const [push, field] of [[null, 'push'], [[true], 'push'], [{ audit: true, cosnole: true }, 'push.cosnole']] as const) {
+    const bad = await root.put('/api/settings/audit', { push });
+    assert.equal(bad.status, 400, bad.text);
+    assert.equal(bad.json.field, field, 'the field named is the one at fault');
+  }
   const on = await root.put('/api/settings/audit', { push: { audit: true } });
   assert.equal(on.status, 200, on.text);
   assert.deepEqual(on.json.push, { audit: true, console: false });

@@ -83,7 +83,7 @@ function roleList(value: unknown, field: string): string[] {
 function rule(body: Fields): { roles: string[] } | null {
   const v = body.rule;
   if (v === undefined || v === null) return null;
-  const r = objectBody(v, ['roles'], 'rule');
+  const r = objectBody(v, ['roles'], 'rule', 'rule');
   return { roles: roleList(r.roles, 'rule.roles') };
 }
 
@@ -94,7 +94,7 @@ function endpointRules(body: Fields): RouteInput['endpointRules'] {
   if (v.length > 500) throw invalidField('endpointRules', 'endpointRules may hold at most 500 rules.');
   return v.map((item, i) => {
     const f = `endpointRules[${i}]`;
-    const r = objectBody(item, ['method', 'path', 'roles'], f);
+    const r = objectBody(item, ['method', 'path', 'roles'], f, f);
     const method = typeof r.method === 'string' ? r.method.toUpperCase() : '';
     if (!METHODS.has(method)) throw invalidField(`${f}.method`, `${f}.method must be one of ${[...METHODS].join(', ')}.`);
     if (typeof r.path !== 'string') throw invalidField(`${f}.path`, `${f}.path must be a path template such as /orders/{id}.`);

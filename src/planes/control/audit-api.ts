@@ -186,7 +186,7 @@ export function addAuditApi(router: Router<Principal>, gw: GatewayContext): void
     }
     let push = current.push;
     if (f.push !== undefined) {
-      const p = objectBody(f.push, ['audit', 'console'], 'push');
+      const p = objectBody(f.push, ['audit', 'console'], 'push', 'push');
       for (const k of ['audit', 'console'] as const) {
         if (p[k] !== undefined && typeof p[k] !== 'boolean') throw invalidField(`push.${k}`, `push.${k} is true or false.`);
       }
