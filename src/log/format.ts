@@ -44,9 +44,18 @@ export function safeJson(value: unknown): string {
   }
 }
 
+/**
+ * Characters a terminal or a line reader acts on: C0 and C1 controls, DEL, and the separators
+ * some readers split lines at. JSON.stringify escapes the C0 ones; the rest are escaped here, so
+ * a typed name cannot move a cursor, recolour a line or start a new one where the log is read.
+ */
+const ACTIVE = /[\u007f-\u009f\u2028\u2029]/g;
+const escaped = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
 function textValue(value: unknown): string {
   const s = typeof value === 'string' ? value : typeof value === 'bigint' ? value.toString() : safeJson(value);
-  return s !== undefined && /[\s"=]/.test(s) ? JSON.stringify(s) : String(s);
+  if (s === undefined || !/[\s"=\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(s)) return String(s);
+  return JSON.stringify(s).replace(ACTIVE, escaped);
 }
 
 function pairs(attrs: Readonly<Record<string, unknown>>): string {
@@ -74,7 +83,8 @@ export function appLine(record: LogRecord, format: LogFormat): string {
 }
 
 function oneLine(s: string): string {
-  return /[\r\n]/.test(s) ? s.replace(/\r?\n|\r/g, ' ') : s;
+  if (!/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(s)) return s;
+  return s.replace(/\r?\n|\r/g, ' ').replace(/[\u0000-\u0008\u000b-\u001f]/g, escaped).replace(ACTIVE, escaped);
 }
 
 /** The access line's fields (spec 2.7), absent ones left out. */

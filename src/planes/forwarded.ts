@@ -10,6 +10,7 @@ import type { Exchange } from '../http/exchange.ts';
 import type { TlsView } from '../actors/certs/view.ts';
 import type { DoorPlane } from '../actors/certs/messages.ts';
 import type { ProxyTrust } from '../http/trusted-proxies.ts';
+import { isIP } from 'node:net';
 
 export interface Client {
   readonly address: string;
@@ -30,6 +31,12 @@ export function clientOf(view: TlsView, plane: DoorPlane, ex: Seen): Client {
   return clientUnder(view.settings.doors[plane], view.trust(plane), ex);
 }
 
+/** The client's address as its plane believes it, for the trail and the logs (the internal plane believes no proxy). */
+export function clientAddress(view: TlsView, ex: Seen & Pick<Exchange, 'plane'>): string {
+  if (ex.plane === 'internal') return ex.remoteAddress;
+  return clientOf(view, ex.plane === 'data' ? 'app' : 'console', ex).address;
+}
+
 /** The client under given door settings (also those a change would bring: the session-safety rule). */
 export function clientUnder(door: DoorSettings, trust: ProxyTrust | null, ex: Seen): Client {
   if (trust === null) return { address: ex.remoteAddress, secure: ex.secure };
@@ -40,6 +47,8 @@ export function clientUnder(door: DoorSettings, trust: ProxyTrust | null, ex: Se
     // The client is the last hop the proxies did not add: walk back past the trusted ones.
     const hops = chain.split(',').map((h) => h.trim()).filter(Boolean);
     for (let i = hops.length - 1; i >= 0; i--) {
+      // What is not an address is no hop: the client is then the last one a trusted proxy named.
+      if (isIP(hops[i]!) === 0) break;
       address = hops[i]!;
       if (!trust.believes(address)) break;
     }

@@ -3,6 +3,7 @@ import { GatewayError } from '../http/errors.ts';
 import type { Exchange } from '../http/exchange.ts';
 import { hashSecret } from '../core/secrets.ts';
 import type { GatewayContext } from './context.ts';
+import { clientAddress } from './forwarded.ts';
 import type { Caller } from '../workers/protocol.ts';
 
 /** Who is calling, as resolved from the snapshot (never from the database). */
@@ -87,12 +88,12 @@ const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
 const ALL_ZEROS = /^0+$/;
 
 /** Who asked, as a write carries it to the actor that applies it (the audit stamp). */
-export function callerOf(p: Principal, ex: Exchange): Caller {
+export function callerOf(gw: GatewayContext, p: Principal, ex: Exchange): Caller {
   const account = p.kind === 'session' ? p.account : p.kind === 'token' ? p.account : null;
   return {
     account: account?.name ?? null,
     token: p.kind === 'token' ? p.token.name : null,
-    address: ex.remoteAddress,
+    address: clientAddress(gw.certs.view, ex),
     traceId: traceIdOf(ex),
     organisation: account?.organisation ?? null,
   };

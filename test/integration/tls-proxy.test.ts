@@ -163,3 +163,23 @@ test('the console behind a proxy that terminates HTTPS: sign-in, writes and the 
     assert.equal((await door('console', { proxied: false, names: [] })).status, 200);
   }
 });
+
+test('behind a proxy, the trail records the client the door resolved, and a hop that is not an address is no hop', async () => {
+  assert.equal((await door('app', { proxied: true, names: [] })).status, 200);
+  try {
+    await call(`${t.url('data')}/shop/x`, { headers: { 'x-forwarded-for': '1.1.1.1 forged=1 user=root' } });
+    assert.equal(up.last().headers['x-forwarded-for'], '127.0.0.1', 'text that is not an address is not believed: the client is the proxy that sent it');
+    await call(`${t.url('data')}/shop/x`, { headers: { 'x-forwarded-for': '198.51.100.23, not-an-address' } });
+    assert.equal(up.last().headers['x-forwarded-for'], '127.0.0.1');
+    const refused = await call(`${t.url('data')}/.meerkat/session`, { method: 'POST', headers: { 'x-forwarded-for': '198.51.100.23' }, body: { name: 'paula', password: 'not her password' } });
+    assert.equal(refused.status, 401);
+    await t.gw.ctx.audit.call('audit.settle', null);
+    const lines = (await admin.get('/api/audit?kind=signin.refused&limit=5')).json.events as Array<{ address: string; target: { name: string } }>;
+    assert.equal(lines.find((e) => e.target.name === 'paula')?.address, '198.51.100.23', 'the address the door resolved, not the proxy\'s');
+    const logged = t.logs.filter((r) => r.msg === 'sign-in refused');
+    assert.ok(logged.length > 0, 'the refusal is logged');
+    assert.doesNotMatch(JSON.stringify(logged), /paula|198\.51\.100\.23|bad-credentials/, 'the operational log does not say who tried, from where or why');
+  } finally {
+    assert.equal((await door('app', { proxied: false, names: [] })).status, 200);
+  }
+});

@@ -274,3 +274,17 @@ test('an aborted call says so; long values are clipped', () => {
   assert.equal(a['http.response.status_code'], 499);
   assert.equal(Array.from(a['audit.field.request'] as string).length, 1000);
 });
+
+test('a field whose pointer passes through a secret field is masked like the field itself', () => {
+  const rules = parseRouteAudit({ operations: { 'POST /orders': { on: true, fields: {
+    first: 'body:/passwords/0', inner: 'body:/credentials/user', deep: 'body:/payment/cardNumber/last4', plain: 'body:/lines/0/sku',
+  } } } }, CONTRACT);
+  const index = compileOperationAudit(CONTRACT, rules)!;
+  const body = { passwords: ['PWINARRAY1', 'b'], credentials: { user: 'u-1' }, payment: { cardNumber: { last4: '1111' } }, lines: [{ sku: 'S1' }] };
+  const a = operationEntry(call({ match: index.match('POST', '/orders')!, body: bytes(body) })).attributes as Record<string, unknown>;
+  assert.equal(a['audit.field.first'], '***');
+  assert.equal(a['audit.field.deep'], '***');
+  assert.equal(a['audit.field.inner'], '***');
+  assert.equal(a['audit.field.plain'], 'S1');
+  assert.doesNotMatch(JSON.stringify(a), /PWINARRAY1|1111/);
+});

@@ -38,6 +38,16 @@ test('appLine text: a newline in the message or in an attribute cannot forge a s
   }
 });
 
+test('appLine text: terminal escapes, controls and line separators in a message or an attribute come out escaped, never raw', () => {
+  const typed = 'evil\u001b]0;pwned\u0007\u001b[1A\u001b[2K\u0008x\u0085y\u2028z\u2029\u007f\u009b';
+  const line = appLine(record(`sign-in refused for ${typed}`, { name: typed }), 'text');
+  assert.doesNotMatch(line, /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/, JSON.stringify(line));
+  assert.match(line, /name="evil\\u001b\]0;pwned\\u0007/);
+  assert.match(line, /y\\u2028z\\u2029\\u007f\\u009b"$/);
+  assert.match(line, /sign-in refused for evil\\u001b\]0;pwned\\u0007/);
+  assert.equal(appLine(record('tab\tkept', { a: 'plain' }), 'text'), `${TIME} INFO  tab\tkept a=plain`);
+});
+
 test('appLine text: null and undefined attributes are left out; spaces, quotes and = are quoted; objects are JSON', () => {
   const line = appLine(record('m', { a: null, b: undefined, c: 'two words', d: 'x="y"', e: { k: [1, 2] }, f: 0, g: '' }), 'text');
   // A value with a space, a quote or = is a JSON string: it reads back whole.

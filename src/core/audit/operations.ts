@@ -185,7 +185,9 @@ function fieldValue(call: OperationCall, source: FieldSource, json: unknown, sec
     }
   }
   if (value === undefined) return undefined;
-  if (name !== undefined && secret(name)) return value === null ? null : MASK;
+  // A pointer that passes through a secret field (`/passwords/0`, `/credentials/key`) reads a secret too.
+  const names = source.kind === 'body' ? source.pointer : name === undefined ? [] : [name];
+  if (names.some((n) => secret(n))) return value === null ? null : MASK;
   if (typeof value === 'object' && value !== null) return clip(maskBody(value, secretFields), FIELD_VALUE_MAX);
   return typeof value === 'string' ? clip(value, FIELD_VALUE_MAX) : value;
 }

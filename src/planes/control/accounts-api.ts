@@ -78,7 +78,7 @@ export function addAccountsApi(router: Router<Principal>, gw: GatewayContext): v
       name: rest.name, roles: rest.roles ?? [], capabilities: rest.capabilities ?? [],
       organisation: rest.organisation ?? null, disabled: rest.disabled ?? false,
       passwordHash: await gw.pool.hashPassword(password),
-    }, callerOf(ctx.principal, ctx.ex));
+    }, callerOf(gw, ctx.principal, ctx.ex));
     return { status: 201, headers: { location: `/api/accounts/${id}` }, body: accountBody(find(id)) };
   });
 
@@ -96,7 +96,7 @@ export function addAccountsApi(router: Router<Principal>, gw: GatewayContext): v
     const { password, ...change } = input;
     const ok = await gw.config.call('account.update', {
       id, change: { ...change, ...(password !== undefined ? { passwordHash: await gw.pool.hashPassword(password) } : {}) },
-    }, callerOf(ctx.principal, ctx.ex));
+    }, callerOf(gw, ctx.principal, ctx.ex));
     if (!ok) throw notFound('account', id);
     return { body: accountBody(find(id)) };
   });
@@ -112,7 +112,7 @@ export function addAccountsApi(router: Router<Principal>, gw: GatewayContext): v
       throw new GatewayError('account.protected', 'You cannot delete the account you are signed in with.');
     }
     guardHolder(ctx.principal, find(id));
-    if (!(await gw.config.call('account.delete', { id }, callerOf(ctx.principal, ctx.ex)))) throw notFound('account', id);
+    if (!(await gw.config.call('account.delete', { id }, callerOf(gw, ctx.principal, ctx.ex)))) throw notFound('account', id);
     return { status: 204 };
   });
 }

@@ -82,7 +82,7 @@ export function addAcmeApi(router: Router<Principal>, gw: GatewayContext): void 
     responses: { 201: { description: 'created', schema: AUTHORITY }, ...WRITE_REFUSALS, 409: { description: 'acme.authority-taken' } },
   }, async (ctx) => {
     allowed(ctx.principal);
-    const created = await gw.certs.call('acme.authority.put', { id: null, authority: (await ctx.json()) as AcmeAuthorityInput }, callerOf(ctx.principal, ctx.ex));
+    const created = await gw.certs.call('acme.authority.put', { id: null, authority: (await ctx.json()) as AcmeAuthorityInput }, callerOf(gw, ctx.principal, ctx.ex));
     return { status: 201, headers: { location: `${BASE}/${created!.id}` }, body: body(created!) };
   });
 
@@ -101,7 +101,7 @@ export function addAcmeApi(router: Router<Principal>, gw: GatewayContext): void 
   }, async (ctx) => {
     allowed(ctx.principal);
     const id = idParam(ctx.params, 'ACME authority');
-    const put = await gw.certs.call('acme.authority.put', { id, authority: (await ctx.json()) as AcmeAuthorityInput }, callerOf(ctx.principal, ctx.ex));
+    const put = await gw.certs.call('acme.authority.put', { id, authority: (await ctx.json()) as AcmeAuthorityInput }, callerOf(gw, ctx.principal, ctx.ex));
     if (!put) throw notFound('ACME authority', id);
     return { body: body(put) };
   });
@@ -112,7 +112,7 @@ export function addAcmeApi(router: Router<Principal>, gw: GatewayContext): void 
   }, async (ctx) => {
     allowed(ctx.principal);
     const id = idParam(ctx.params, 'ACME authority');
-    if (!(await gw.certs.call('acme.authority.delete', { id }, callerOf(ctx.principal, ctx.ex)))) throw notFound('ACME authority', id);
+    if (!(await gw.certs.call('acme.authority.delete', { id }, callerOf(gw, ctx.principal, ctx.ex)))) throw notFound('ACME authority', id);
     return { status: 204 };
   });
 }

@@ -49,7 +49,7 @@ export function addAuthoritiesApi(router: Router<Principal>, gw: GatewayContext)
   }, async (ctx) => {
     requireCapability(ctx.principal, CAPABILITY);
     const input = parseAuthority(await ctx.json());
-    const created = await gw.config.call('authority.create', input, callerOf(ctx.principal, ctx.ex));
+    const created = await gw.config.call('authority.create', input, callerOf(gw, ctx.principal, ctx.ex));
     return { status: 201, headers: { location: `/api/trusted-authorities/${created.id}` }, body: authorityBody(created) };
   });
 
@@ -79,7 +79,7 @@ export function addAuthoritiesApi(router: Router<Principal>, gw: GatewayContext)
   }, async (ctx) => {
     requireCapability(ctx.principal, CAPABILITY);
     const id = idParam(ctx.params, 'trusted authority');
-    if (!(await gw.config.call('authority.delete', { id }, callerOf(ctx.principal, ctx.ex)))) throw notFound('trusted authority', id);
+    if (!(await gw.config.call('authority.delete', { id }, callerOf(gw, ctx.principal, ctx.ex)))) throw notFound('trusted authority', id);
     return { status: 204 };
   });
 }

@@ -118,7 +118,7 @@ export function addLogsApi(router: Router<Principal>, gw: GatewayContext): void 
         throw new GatewayError('logs.no-collector', 'The logs cannot be pushed: this gateway has no collector (set GATEWAY_OTLP_ENDPOINT to its OTLP/HTTP address and restart), so its logs stay on standard output and error.', 'mode');
       }
     }
-    await gw.config.call('logs.put', { change, by: principalLabel(ctx.principal) }, callerOf(ctx.principal, ctx.ex));
+    await gw.config.call('logs.put', { change, by: principalLabel(ctx.principal) }, callerOf(gw, ctx.principal, ctx.ex));
     return { body: await answer() };
   });
 

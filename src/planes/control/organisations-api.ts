@@ -49,7 +49,7 @@ export function addOrganisationsApi(router: Router<Principal>, gw: GatewayContex
   }, async (ctx) => {
     requireCapability(ctx.principal, CAPABILITY);
     const input = parseOrganisation(idParam(ctx.params, 'organisation'), await ctx.json());
-    const { created } = await gw.config.call('organisation.put', input, callerOf(ctx.principal, ctx.ex));
+    const { created } = await gw.config.call('organisation.put', input, callerOf(gw, ctx.principal, ctx.ex));
     return { status: created ? 201 : 200, body: body(find(input.id)), ...(created ? { headers: { location: `/api/organisations/${input.id}` } } : {}) };
   });
 
@@ -59,7 +59,7 @@ export function addOrganisationsApi(router: Router<Principal>, gw: GatewayContex
   }, async (ctx) => {
     requireCapability(ctx.principal, CAPABILITY);
     const id = idParam(ctx.params, 'organisation');
-    if (!(await gw.config.call('organisation.delete', { id }, callerOf(ctx.principal, ctx.ex)))) throw notFound('organisation', id);
+    if (!(await gw.config.call('organisation.delete', { id }, callerOf(gw, ctx.principal, ctx.ex)))) throw notFound('organisation', id);
     return { status: 204 };
   });
 }

@@ -44,7 +44,7 @@ export function addRolesApi(router: Router<Principal>, gw: GatewayContext): void
   }, async (ctx) => {
     requireCapability(ctx.principal, CAPABILITY);
     const input = parseRole(idParam(ctx.params, 'role', 'name'), await ctx.json());
-    const { created } = await gw.config.call('role.put', input, callerOf(ctx.principal, ctx.ex));
+    const { created } = await gw.config.call('role.put', input, callerOf(gw, ctx.principal, ctx.ex));
     return { status: created ? 201 : 200, body: body(input.name), ...(created ? { headers: { location: `/api/roles/${input.name}` } } : {}) };
   });
 
@@ -54,7 +54,7 @@ export function addRolesApi(router: Router<Principal>, gw: GatewayContext): void
   }, async (ctx) => {
     requireCapability(ctx.principal, CAPABILITY);
     const name = idParam(ctx.params, 'role', 'name');
-    if (!(await gw.config.call('role.delete', { name }, callerOf(ctx.principal, ctx.ex)))) throw notFound('role', name);
+    if (!(await gw.config.call('role.delete', { name }, callerOf(gw, ctx.principal, ctx.ex)))) throw notFound('role', name);
     return { status: 204 };
   });
 }

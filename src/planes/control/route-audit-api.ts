@@ -63,8 +63,8 @@ export function addRouteAuditApi(router: Router<Principal>, gw: GatewayContext):
     return { body: rules, headers: { 'content-disposition': `attachment; filename="${id}-audit.json"` } };
   });
 
-  const write = async (principal: Principal, ex: Parameters<typeof callerOf>[1], id: string, body: unknown) => {
-    const rules = await gw.config.call('route.audit.put', { id, body }, callerOf(principal, ex));
+  const write = async (principal: Principal, ex: Parameters<typeof callerOf>[2], id: string, body: unknown) => {
+    const rules = await gw.config.call('route.audit.put', { id, body }, callerOf(gw, principal, ex));
     if (rules === false) throw notFound('route', id);
     return rules;
   };

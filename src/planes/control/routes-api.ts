@@ -63,7 +63,7 @@ export function addRoutesApi(router: Router<Principal>, gw: GatewayContext): voi
   }, async (ctx) => {
     requireCapability(ctx.principal, CAPABILITY);
     const input = parseRoute(idParam(ctx.params, 'route'), await ctx.json());
-    const { created, route } = await gw.config.call('route.put', input, callerOf(ctx.principal, ctx.ex));
+    const { created, route } = await gw.config.call('route.put', input, callerOf(gw, ctx.principal, ctx.ex));
     return { status: created ? 201 : 200, body: routeBody(route), ...(created ? { headers: { location: `/api/routes/${route.id}` } } : {}) };
   });
 
@@ -73,7 +73,7 @@ export function addRoutesApi(router: Router<Principal>, gw: GatewayContext): voi
   }, async (ctx) => {
     requireCapability(ctx.principal, CAPABILITY);
     const id = idParam(ctx.params, 'route');
-    if (!(await gw.config.call('route.delete', { id }, callerOf(ctx.principal, ctx.ex)))) throw notFound('route', id);
+    if (!(await gw.config.call('route.delete', { id }, callerOf(gw, ctx.principal, ctx.ex)))) throw notFound('route', id);
     return { status: 204 };
   });
 }

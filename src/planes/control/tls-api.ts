@@ -88,7 +88,7 @@ export function addTlsApi(router: Router<Principal>, gw: GatewayContext): void {
   }, async (ctx) => {
     requireCapability(ctx.principal, 'infra-admin');
     const input = newCertificate(gw, await ctx.json());
-    const created = await gw.certs.call('cert.create', input, callerOf(ctx.principal, ctx.ex));
+    const created = await gw.certs.call('cert.create', input, callerOf(gw, ctx.principal, ctx.ex));
     return { status: 201, headers: { location: `/api/certificates/${created.id}` }, body: certificateBody(gw, created) };
   });
 
@@ -107,7 +107,7 @@ export function addTlsApi(router: Router<Principal>, gw: GatewayContext): void {
     requireCapability(ctx.principal, 'infra-admin');
     const id = idParam(ctx.params, 'certificate');
     try {
-      if (!(await gw.certs.call('cert.delete', { id, via: viaOf(ctx.ex) }, callerOf(ctx.principal, ctx.ex)))) throw notFound('certificate', id);
+      if (!(await gw.certs.call('cert.delete', { id, via: viaOf(ctx.ex) }, callerOf(gw, ctx.principal, ctx.ex)))) throw notFound('certificate', id);
     } finally {
       await gw.tlsDoors.reconcile();
     }
@@ -135,7 +135,7 @@ export function addTlsApi(router: Router<Principal>, gw: GatewayContext): void {
     let placed: CertRecord | null;
     try {
       await gw.tlsDoors.prepare(arriving);
-      placed = await gw.certs.call('cert.place', { id, planes: planes as TlsPlane[], replace, via: viaOf(ctx.ex) }, callerOf(ctx.principal, ctx.ex));
+      placed = await gw.certs.call('cert.place', { id, planes: planes as TlsPlane[], replace, via: viaOf(ctx.ex) }, callerOf(gw, ctx.principal, ctx.ex));
     } finally {
       await gw.tlsDoors.reconcile();
     }
@@ -162,7 +162,7 @@ export function addTlsApi(router: Router<Principal>, gw: GatewayContext): void {
     requireCapability(ctx.principal, 'infra-admin');
     const id = idParam(ctx.params, 'certificate');
     const body = (await ctx.json()) as Record<string, unknown> | null;
-    const adopted = await gw.certs.call('cert.answer', { id, cert: body?.cert as string }, callerOf(ctx.principal, ctx.ex));
+    const adopted = await gw.certs.call('cert.answer', { id, cert: body?.cert as string }, callerOf(gw, ctx.principal, ctx.ex));
     if (!adopted) throw notFound('signing request', id);
     return { body: certificateBody(gw, adopted) };
   });

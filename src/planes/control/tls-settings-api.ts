@@ -74,7 +74,7 @@ export function addTlsSettingsApi(router: Router<Principal>, gw: GatewayContext)
     const body = (await ctx.json()) as Record<string, unknown> | null;
     let settings: TlsSettings;
     try {
-      settings = await gw.certs.call('tls.ports', { plane, http: body?.http as boolean, via: viaOf(ctx.ex) }, callerOf(ctx.principal, ctx.ex));
+      settings = await gw.certs.call('tls.ports', { plane, http: body?.http as boolean, via: viaOf(ctx.ex) }, callerOf(gw, ctx.principal, ctx.ex));
     } finally {
       await gw.tlsDoors.reconcile();
     }
@@ -103,7 +103,7 @@ export function addTlsSettingsApi(router: Router<Principal>, gw: GatewayContext)
         throw new GatewayError('tls.session-would-drop', 'This change would make your own console session be seen as plain HTTP, which would sign you out: the console would no longer believe the proxy that brings it. Make the change from a session opened through the gateway\'s own HTTPS door, or keep the proxy\'s address and names.');
       }
     }
-    const settings = await gw.certs.call('tls.door', { plane, door }, callerOf(ctx.principal, ctx.ex));
+    const settings = await gw.certs.call('tls.door', { plane, door }, callerOf(gw, ctx.principal, ctx.ex));
     return { body: await answer(settings) };
   });
 
@@ -116,7 +116,7 @@ export function addTlsSettingsApi(router: Router<Principal>, gw: GatewayContext)
     const body = (await ctx.json()) as Record<string, unknown> | null;
     const settings = await gw.certs.call('tls.redirect', {
       forceHttps: body?.forceHttps as boolean, hstsMaxAge: (body?.hstsMaxAge ?? 86_400) as number,
-    }, callerOf(ctx.principal, ctx.ex));
+    }, callerOf(gw, ctx.principal, ctx.ex));
     return { body: await answer(settings) };
   });
 }

@@ -31,7 +31,7 @@ export function addTokensApi(router: Router<Principal>, gw: GatewayContext): voi
     const input = parseToken(await ctx.json());
     const caller = ctx.principal.kind === 'anonymous' ? undefined : ctx.principal.account?.id;
     const account = input.kind === 'admin' ? input.account ?? caller ?? null : input.account ?? null;
-    const minted = await gw.config.call('token.create', { name: input.name, kind: input.kind, account, routes: input.routes, roles: input.roles }, callerOf(ctx.principal, ctx.ex));
+    const minted = await gw.config.call('token.create', { name: input.name, kind: input.kind, account, routes: input.routes, roles: input.roles }, callerOf(gw, ctx.principal, ctx.ex));
     return { status: 201, headers: { location: `/api/tokens/${minted.id}` }, body: minted };
   });
 
@@ -50,7 +50,7 @@ export function addTokensApi(router: Router<Principal>, gw: GatewayContext): voi
   }, async (ctx) => {
     requireCapability(ctx.principal, 'root');
     const id = idParam(ctx.params, 'token');
-    if (!(await gw.config.call('token.revoke', { id }, callerOf(ctx.principal, ctx.ex)))) throw notFound('live token', id);
+    if (!(await gw.config.call('token.revoke', { id }, callerOf(gw, ctx.principal, ctx.ex)))) throw notFound('live token', id);
     return { status: 204 };
   });
 }

@@ -59,7 +59,7 @@ export function addVaultApi(router: Router<Principal>, gw: GatewayContext): void
       requireScope(ctx.principal, organisation);
       const name = vaultName(ctx.params.name ?? '');
       const value = parseVaultValue(await ctx.json());
-      const { created } = await gw.config.call('vault.put', { organisation, name, value }, callerOf(ctx.principal, ctx.ex));
+      const { created } = await gw.config.call('vault.put', { organisation, name, value }, callerOf(gw, ctx.principal, ctx.ex));
       return created
         ? { status: 201, headers: { location: `${base.replace('{id}', organisation ?? '')}/${name}` }, body: { name, scope: organisation ?? 'app' } }
         : { status: 204 };
@@ -72,7 +72,7 @@ export function addVaultApi(router: Router<Principal>, gw: GatewayContext): void
       const organisation = scopeOf(ctx.params);
       requireScope(ctx.principal, organisation);
       const name = vaultName(ctx.params.name ?? '');
-      if (!(await gw.config.call('vault.delete', { organisation, name }, callerOf(ctx.principal, ctx.ex)))) throw notFound('vault entry', name);
+      if (!(await gw.config.call('vault.delete', { organisation, name }, callerOf(gw, ctx.principal, ctx.ex)))) throw notFound('vault entry', name);
       return { status: 204 };
     });
   }

@@ -13,6 +13,7 @@ import type { AuditedOperation, CallBody, OperationMatch } from '../../core/audi
 import { isLicensed } from '../edition.ts';
 import type { RecordObserver, RequestRecord } from '../../pipeline/request-record.ts';
 import type { GatewayContext } from '../context.ts';
+import { clientAddress } from '../forwarded.ts';
 import { traceIdOf } from '../principal.ts';
 
 const NO_BYTES = new Uint8Array(0);
@@ -101,7 +102,7 @@ export function endpointAudit(gw: GatewayContext): RecordObserver {
         headers: neededHeaders(match.operation, head.headers),
         status: record.status,
         aborted: record.outcome === 'aborted',
-        address: head.remoteAddress,
+        address: record.client ?? clientAddress(gw.certs.view, head),
         traceId: traceIdOf(head),
         user: identity === null ? null : { id: identity.id ?? null, name: identity.user, token: identity.token ?? null, roles: identity.roles },
         tenant: tenantId === null ? null : { id: tenantId, name: view.organisations.get(tenantId)?.name ?? tenantId },

@@ -9,7 +9,7 @@ import type { GatewayContext } from '../context.ts';
 import { callerOf, type Principal } from '../principal.ts';
 
 export function recordChange(gw: GatewayContext, ctx: RequestContext<Principal>, note: ChangeNote): void {
-  for (const { node: _node, ...line } of linesOf([note], callerOf(ctx.principal, ctx.ex), gw.clock.now(), gw.settings.nodeName)) {
+  for (const { node: _node, ...line } of linesOf([note], callerOf(gw, ctx.principal, ctx.ex), gw.clock.now(), gw.settings.nodeName)) {
     gw.audit.record(line);
   }
 }

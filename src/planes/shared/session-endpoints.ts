@@ -9,6 +9,7 @@ import { SigninThrottle } from '../../core/sessions/throttle.ts';
 import { DECOY_HASH } from '../../workers/tasks/password.ts';
 import type { SessionScope } from '../../actors/config/messages.ts';
 import type { GatewayContext } from '../context.ts';
+import { clientAddress } from '../forwarded.ts';
 import { callerOf, SESSION_COOKIES, traceIdOf, type Principal } from '../principal.ts';
 import { parsePasswordChange } from '../../core/accounts/account-input.ts';
 import type { RequestContext } from '../../http/router.ts';
@@ -68,7 +69,7 @@ export function addSessionEndpoints(router: Router<Principal>, gw: GatewayContex
       at: gw.clock.now(), part: 'security', action,
       actorAccount: account?.name ?? null, actorToken: null,
       targetKind: scope === 'console' ? 'console' : 'account', targetId: account?.id ?? null, targetName: account?.name ?? clip(typed, TYPED_NAME_MAX),
-      organisation: account?.organisation ?? null, changes: null, detail, address: ctx.ex.remoteAddress, traceId: traceIdOf(ctx.ex), attributes: null,
+      organisation: account?.organisation ?? null, changes: null, detail, address: clientAddress(gw.certs.view, ctx.ex), traceId: traceIdOf(ctx.ex), attributes: null,
     });
   };
 
@@ -117,7 +118,9 @@ export function addSessionEndpoints(router: Router<Principal>, gw: GatewayContex
       const tripped = throttle.fail(name);
       // The visitor reads one sentence; the trail states the real reason.
       const reason = !account || !ok ? 'bad-credentials' : account.disabled ? 'disabled' : 'outside-hours';
-      gw.log.info(tripped ? 'sign-in locked' : 'sign-in refused', { scope, name: name.slice(0, 64), reason, address: ctx.ex.remoteAddress });
+      // The name typed, the reason and the address are the trail's, for root (spec 1.3 rule 10): the
+      // operational log, which infra-admin reads, says only that a sign-in was refused.
+      gw.log.info(tripped ? 'sign-in locked' : 'sign-in refused', { scope });
       signinLine(ctx, account ?? null, name, tripped ? 'signin.locked' : 'signin.refused', tripped ? 'throttled' : reason);
       if (tripped) throw new GatewayError('signin.locked', undefined, undefined, { retryAfter: 900 });
       throw new GatewayError('signin.refused');
@@ -153,7 +156,7 @@ export function addSessionEndpoints(router: Router<Principal>, gw: GatewayContex
     const passwordHash = await gw.pool.hashPassword(password);
     await gw.config.call('account.password', {
       id: account.id, passwordHash, keepSession: ctx.principal.sessionId, target: scope === 'console' ? 'console' : 'account',
-    }, callerOf(ctx.principal, ctx.ex));
+    }, callerOf(gw, ctx.principal, ctx.ex));
     return { status: 204 };
   });
 
