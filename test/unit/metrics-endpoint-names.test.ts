@@ -216,10 +216,38 @@ test('the trie stops growing at NODE_CAP: a path needing a new node is then buck
   const words = ['red', 'green', 'blue'];
   for (let i = 0; i < 5_000; i++) r.name('GET', '/' + Array.from({ length: MAX_DEPTH }, () => words[Math.floor(rnd() * 3)]).join('/'), T0);
   assert.equal(r.nodes, NODE_CAP);
-  r.sweep(T0 + LABEL_TTL_MS + 1);
-  assert.equal(r.size, 0);
-  assert.equal(r.name('GET', '/red/123', T0 + LABEL_TTL_MS + 1).template, OTHER);
+  assert.equal(r.name('GET', '/red/123', T0).template, OTHER);
   // A fold still happens at the cap, and shrinks the trie.
-  assert.equal(r.name('GET', '/other/123', T0 + LABEL_TTL_MS + 1).template, 'GET /{id}/{id}');
+  assert.equal(r.name('GET', '/other/123', T0).template, 'GET /{id}/{id}');
   assert.ok(r.nodes < NODE_CAP);
+});
+
+test('a sweep frees the nodes of the labels it forgets: after a flood of paths, new endpoints are named again', () => {
+  const words = ['alpha', 'beta', 'gamma'];
+  const r = new RouteEndpoints();
+  // 3^7 word-only paths: never more than three literals under a parent, so nothing folds and the trie fills.
+  for (let i = 0; i < 3 ** 7; i++) r.name('GET', '/' + Array.from({ length: 7 }, (_, k) => words[Math.floor(i / 3 ** k) % 3]).join('/'), T0);
+  assert.equal(r.nodes, NODE_CAP);
+  const deeper = '/alpha/alpha/alpha/alpha/alpha/alpha/alpha/extra';
+  assert.equal(r.name('GET', deeper, T0).template, OTHER, 'a new node is needed, and there is none');
+  // A label still in use keeps its nodes; the flood's are freed once its labels are swept.
+  r.name('GET', '/alpha/alpha/alpha/alpha/alpha/alpha/alpha', T0 + LABEL_TTL_MS);
+  r.sweep(T0 + LABEL_TTL_MS + 1);
+  assert.equal(r.size, 1);
+  assert.equal(r.nodes, 8, 'the root and the seven nodes of the label kept');
+  const later = T0 + LABEL_TTL_MS + 2;
+  assert.equal(r.name('GET', deeper, later).template, `GET ${deeper}`);
+  assert.equal(r.name('GET', '/orders', later).template, 'GET /orders');
+  assert.equal(r.name('GET', '/orders/42', later).template, 'GET /orders/{id}');
+  assert.equal(r.name('GET', '/alpha/alpha/alpha/alpha/alpha/alpha/alpha', later).template, 'GET /alpha/alpha/alpha/alpha/alpha/alpha/alpha');
+});
+
+test('a sweep keeps the folds: a position folded stays {id} for the labels that remain and the paths that come', () => {
+  const r = new RouteEndpoints();
+  for (const u of ['ann', 'bob', 'cat', 'dan']) r.name('GET', `/users/${u}/orders`, T0);
+  assert.equal(r.name('GET', '/users/eve/orders', T0 + LABEL_TTL_MS).template, 'GET /users/{id}/orders');
+  r.name('GET', '/health', T0);
+  r.sweep(T0 + LABEL_TTL_MS + 1);
+  assert.equal(r.size, 1);
+  assert.equal(r.name('GET', '/users/fay/orders', T0 + LABEL_TTL_MS + 2).template, 'GET /users/{id}/orders');
 });

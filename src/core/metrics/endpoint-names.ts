@@ -21,7 +21,7 @@
  * shares OTHER. The trie holds at most FOLD_AT literals a position and NODE_CAP nodes; a path
  * deeper than MAX_DEPTH segments, with a method outside the standard ones, or needing a node
  * past the cap is named OTHER. A label unused for LABEL_TTL_MS leaves the budget on `sweep`,
- * once the ring no longer holds anything under it.
+ * once the ring no longer holds anything under it, and the trie's nodes only it used go too.
  */
 import type { TemplateIndex, Templated } from '../routes/template-index.ts';
 import { splitPath } from '../routes/template-index.ts';
@@ -97,9 +97,34 @@ export class RouteEndpoints {
     return this.#issue(`${method} /${shape.join('/')}`, true, at, renamed);
   }
 
-  /** Forgets labels unused since `now - LABEL_TTL_MS`, freeing their place in the budget. */
+  /**
+   * Forgets labels unused since `now - LABEL_TTL_MS`, freeing their place in the budget, and the
+   * trie's nodes no remaining label passes through: a flood of distinct paths that filled the trie
+   * once does not name every new endpoint OTHER after its labels are gone. Folds stay folded.
+   */
   sweep(now: number): void {
-    for (const [label, l] of this.#labels) if (l.last < now - LABEL_TTL_MS) this.#labels.delete(label);
+    let swept = false;
+    for (const [label, l] of this.#labels) {
+      if (l.last >= now - LABEL_TTL_MS) continue;
+      this.#labels.delete(label);
+      swept ||= l.deduced;
+    }
+    if (swept) this.#prune();
+  }
+
+  /** Keeps the nodes on the path of a deduced label still issued; recounts the trie. */
+  #prune(): void {
+    const kept = new Set<Node>([this.#root]);
+    for (const [label, l] of this.#labels) {
+      if (!l.deduced) continue;
+      let node: Node | null | undefined = this.#root;
+      for (const s of splitPath(label.slice(label.indexOf(' ') + 1))) {
+        node = node.literals !== null && s !== ID ? node.literals.get(s) : node.id;
+        if (!node) break;
+        kept.add(node);
+      }
+    }
+    this.#nodes = cut(this.#root, kept);
   }
 
   #issue(template: string, deduced: boolean, at: number, renamed: ReadonlyMap<string, string> | null): EndpointName {
@@ -198,6 +223,22 @@ export class RouteEndpoints {
 }
 
 const bucket: EndpointName = { template: OTHER, deduced: true, renamed: null };
+
+/** Drops the children of `node` not in `kept`; the nodes left in its subtree, itself included. */
+function cut(node: Node, kept: ReadonlySet<Node>): number {
+  let count = 1;
+  if (node.literals !== null) {
+    for (const [s, child] of node.literals) {
+      if (kept.has(child)) count += cut(child, kept);
+      else node.literals.delete(s);
+    }
+  }
+  if (node.id !== null) {
+    if (kept.has(node.id)) count += cut(node.id, kept);
+    else node.id = null;
+  }
+  return count;
+}
 
 function stripQuery(path: string): string {
   const q = path.search(/[?#]/);
