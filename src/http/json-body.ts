@@ -17,12 +17,18 @@ export function jsonBodyProblem(value: unknown): BodyProblem | undefined {
   return walk(value, '', 0);
 }
 
+/** The field's path as a refusal names it: cut, since a caller chose its keys. */
+function named(at: string): string {
+  if (at === '') return 'body';
+  return at.length > 200 ? `${at.slice(0, 199)}…` : at;
+}
+
 function walk(value: unknown, at: string, depth: number): BodyProblem | undefined {
   if (typeof value === 'string') {
-    return value.includes('\u0000') ? { field: at || 'body', detail: `${at || 'The body'} holds a NUL character (U+0000), which the gateway does not store.` } : undefined;
+    return value.includes('\u0000') ? { field: named(at), detail: `${at === '' ? 'The body' : named(at)} holds a NUL character (U+0000), which the gateway does not store.` } : undefined;
   }
   if (value === null || typeof value !== 'object') return undefined;
-  if (depth >= MAX_DEPTH) return { field: at || 'body', detail: `${at || 'The body'} nests objects and arrays deeper than ${MAX_DEPTH} levels.` };
+  if (depth >= MAX_DEPTH) return { field: named(at), detail: `${at === '' ? 'The body' : named(at)} nests objects and arrays deeper than ${MAX_DEPTH} levels.` };
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const problem = walk(value[i], `${at}[${i}]`, depth + 1);
@@ -32,7 +38,7 @@ function walk(value: unknown, at: string, depth: number): BodyProblem | undefine
   }
   for (const key of Object.keys(value)) {
     const field = at === '' ? key : `${at}.${key}`;
-    if (key.includes('\u0000')) return { field: at || 'body', detail: `A field name under ${at || 'the body'} holds a NUL character (U+0000).` };
+    if (key.includes('\u0000')) return { field: named(at), detail: `A field name under ${at === '' ? 'the body' : named(at)} holds a NUL character (U+0000).` };
     const problem = walk((value as Record<string, unknown>)[key], field, depth + 1);
     if (problem) return problem;
   }

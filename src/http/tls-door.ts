@@ -123,7 +123,8 @@ function exchangeOf(req: IncomingMessage, res: ServerResponse, opts: TlsDoorOpti
       const length = hdrs['content-length'];
       if (typeof length === 'string') {
         headers['content-length'] = length;
-        if (!bodilessHead) stated = Number(length);
+        const n = Number(length);
+        if (!bodilessHead && Number.isSafeInteger(n)) stated = n;
       }
       res.writeHead(status, headers);
     },
