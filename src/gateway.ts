@@ -9,6 +9,7 @@ import type { StoreOptions } from './store/orm.ts';
 import { prepareStore } from './workers/prepare/client.ts';
 import { loadMasterKey } from './core/vault/master-key.ts';
 import { createTaskPool, type TaskPool } from './workers/pool.ts';
+import { boundRegExpBacktracking } from './workers/regexp-fallback.ts';
 import { ConfigClient } from './actors/config/client.ts';
 import { SchedulesClient } from './actors/schedules/client.ts';
 import { AuditClient } from './actors/audit/client.ts';
@@ -60,6 +61,8 @@ export interface StartOptions {
 }
 
 export async function startGateway(settings: Settings, opts: StartOptions): Promise<Gateway> {
+  // Before any worker starts: a caller's expression never holds a thread (regexp-fallback.ts).
+  boundRegExpBacktracking();
   const log = opts.hub.logger();
   const clock = createClock(settings.clock, settings.clockStart);
   const storeOptions: StoreOptions = { dataDir: settings.dataDir, databaseUrl: settings.databaseUrl };

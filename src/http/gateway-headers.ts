@@ -25,6 +25,9 @@ export const FORWARDING_HEADERS: ReadonlySet<string> = new Set([
 ]);
 export const FORWARDING_PREFIX = 'x-forwarded-';
 
+/** What each scheduled call carries, written by the gateway (spec 1.1 rule 10). */
+export const JOB_HEADERS: ReadonlySet<string> = new Set(['gateway-job', 'gateway-job-run', 'gateway-job-attempt']);
+
 /**
  * Headers some services serve in place of the request's own path (IIS URL Rewrite, frameworks
  * that trust them behind a proxy): from a caller, they would reach a path the gateway's rules
@@ -37,7 +40,7 @@ export const PATH_OVERRIDE_HEADERS: ReadonlySet<string> = new Set(['x-original-u
  * upstream's. `expect`: undici refuses it.
  */
 export const REQUEST_DROP: ReadonlySet<string> = new Set([
-  ...HOP_BY_HOP, ...IDENTITY_HEADERS, ...FORWARDING_HEADERS, ...PATH_OVERRIDE_HEADERS, 'host', 'expect',
+  ...HOP_BY_HOP, ...IDENTITY_HEADERS, ...FORWARDING_HEADERS, ...PATH_OVERRIDE_HEADERS, ...JOB_HEADERS, 'host', 'expect',
 ]);
 
 /**
@@ -50,8 +53,6 @@ export function droppedFromRequest(lower: string): boolean {
   return lower.includes('_') && droppedFromRequest(lower.replaceAll('_', '-'));
 }
 
-/** What each scheduled call carries, written by the gateway (spec 1.1 rule 10). */
-export const JOB_HEADERS: ReadonlySet<string> = new Set(['gateway-job', 'gateway-job-run', 'gateway-job-attempt']);
 
 /**
  * How the gateway frames a body it sends: the length is the body's own, and a call never waits

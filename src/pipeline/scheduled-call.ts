@@ -54,17 +54,24 @@ function bodyOf(call: ScheduledCall): { body: string | undefined; type: string |
   return { body: JSON.stringify(v), type: call.contentType ?? 'application/json' };
 }
 
-/** The schedule's headers under lower-case names, as a caller's arrive; the gateway's own go on top. */
+/**
+ * The schedule's headers under lower-case names, as a caller's arrive: the pipeline drops what
+ * only the gateway writes, the job headers among them, which go on once it has (jobHeaders).
+ */
 function headersOf(call: ScheduledCall, type: string | undefined): Record<string, string> {
   const out = headerRecord();
   for (const [name, value] of Object.entries(call.headers)) out[name.toLowerCase()] = value;
   // The gateway frames the body itself; a stored length could only be wrong.
   delete out['content-length'];
   if (type !== undefined) out['content-type'] = type;
-  out['gateway-job'] = call.scheduleId;
-  out['gateway-job-run'] = call.runId;
-  out['gateway-job-attempt'] = String(call.attempt);
   return out;
+}
+
+/** What each call carries (spec 1.1 rule 10), written over whatever else is there. */
+function jobHeaders(headers: Record<string, string>, call: ScheduledCall): void {
+  headers['gateway-job'] = call.scheduleId;
+  headers['gateway-job-run'] = call.runId;
+  headers['gateway-job-attempt'] = String(call.attempt);
 }
 
 export interface CallHooks {
@@ -124,6 +131,7 @@ async function callThrough(view: ConfigView, pools: UpstreamPools, call: Schedul
       timeoutMs: call.timeoutMs,
       ...(hooks.issuer !== undefined ? { issuer: hooks.issuer } : {}),
     }, now, record));
+    jobHeaders(upstream.headers, call);
   } catch (err) {
     if (!(err instanceof GatewayError)) throw err;
     if (record !== undefined) record.error = err.code;

@@ -135,6 +135,16 @@ test('filters: exact metadata, expressions, tenant and route, all conjoined; a b
   refused(await api.get(`/api/schedules?meta.env=${encodeURIComponent('~(unclosed')}`), 400, 'filter.regex-invalid', 'meta.env', /does not compile/);
   refused(await api.get(`/api/schedules?meta.env=${encodeURIComponent('~(a+)+$')}`), 400, 'filter.regex-invalid', 'meta.env', /exponential/);
   refused(await api.get('/api/schedules?tenat=acme'), 400, 'filter.invalid', 'tenat', /not a filter/);
+  // A polynomial expression passes any check of its shape; against 1,024 characters a backtracking
+  // engine would run it for minutes, holding every schedule of the node. It answers at once.
+  const long = await mk({ env: 'a'.repeat(1024) });
+  const found = async (q: string) => {
+    const r = await api.get(`/api/schedules?${q}`);
+    assert.equal(r.status, 200, r.text);
+    return r.json.map((x: { id: string }) => x.id).filter((id: string) => id === long);
+  };
+  assert.deepEqual(await found(`meta.env=${encodeURIComponent('~a*a*a*a*a*!')}`), []);
+  assert.deepEqual(await found(`meta.env=${encodeURIComponent('~^a*a*a*a*a*$')}`), [long]);
 });
 
 test('perimeter: a token sees and changes only the schedules it wrote; the console sees all', async () => {

@@ -65,6 +65,8 @@ test('identity, proxy-chain and framing headers are refused with their own reaso
     ['HOST', /the route decides/],
     ['Gateway-Job-Run', /Gateway-Job-Run is refused: .*the run identifier/],
     ['X_Gateway_User', /X_Gateway_User is refused: the gateway writes the identity/],
+    ['Gateway_Job_Run', /Gateway-Job-Run is refused: .*the run identifier/],
+    ['gateway_job', /refused/],
     ['remote_user', /identity/],
     ['X_Forwarded_Host', /proxy chain/],
     ['X-Original-URL', /proxy chain/],

@@ -4,8 +4,9 @@
  * expression that does not compile is refused, never answered with an empty list.
  *
  * Backtracking engines can take exponential time on nested quantifiers (`(a+)+$`): such shapes
- * are refused before they run, and metadata values are short (1024 characters at most), which
- * bounds what an accepted expression can cost.
+ * are refused before they run. Polynomial ones (`a*a*a*a*!`) pass any such check; the process
+ * runs an expression that backtracks too long on V8's linear-time engine instead
+ * (workers/regexp-fallback.ts), so no expression holds the ScheduleActor's thread.
  */
 import { GatewayError } from '../../http/errors.ts';
 

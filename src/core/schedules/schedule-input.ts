@@ -36,7 +36,8 @@ function forbiddenReason(name: string, lower: string): string | undefined {
     case undefined: return undefined;
     case 'authorization': return 'Authorization is refused: the call carries the scheduler\'s identity, posed inside the gateway and never sent as a token; a secret the service expects goes in another header with a vault reference such as ${name}';
     case 'host': return 'Host is refused: the route decides where the call goes';
-    case 'job': return JOB_HEADERS.get(lower);
+    // Keyed by the dashed spelling: `Gateway_Job_Run` is the same variable to CGI-style servers.
+    case 'job': return JOB_HEADERS.get(lower.replaceAll('_', '-'));
     case 'identity': return `${name} is refused: the gateway writes the identity the route forwards (X-Gateway-User and X-Gateway-Roles, Remote-User or a signed X-Gateway-Identity) from the schedule's roles, and strips any other copy; ask for roles instead`;
     case 'forwarding': return `${name} is refused: the gateway states the client address and the proxy chain itself; a schedule cannot claim them`;
     case 'hop-by-hop': return `${name} is refused: it describes one connection, and the gateway opens and frames each call itself`;
