@@ -15,7 +15,7 @@ import { VERSION } from './version.ts';
 const USAGE = `usage:
   meerkat start                      run the gateway (settings from GATEWAY_* variables)
   meerkat migrate                    bring the database schema up to date
-  meerkat token create --name NAME --kind admin|schedules [--account NAME] [--routes a,b] [--roles r1,r2]
+  meerkat token create --name NAME --kind admin|schedules [--account NAME] [--routes a,b] [--roles r1,r2] [--organisations o1,o2]
                                      mint a token and print it once
   meerkat version`;
 
@@ -101,7 +101,7 @@ async function tokenCreate(args: string[]): Promise<void> {
     args,
     options: {
       name: { type: 'string' }, kind: { type: 'string' }, account: { type: 'string' },
-      routes: { type: 'string' }, roles: { type: 'string' },
+      routes: { type: 'string' }, roles: { type: 'string' }, organisations: { type: 'string' },
     },
     strict: true,
   });
@@ -111,7 +111,7 @@ async function tokenCreate(args: string[]): Promise<void> {
   if (!kind || !(['admin', 'schedules'] as readonly string[]).includes(kind)) {
     throw new UsageError(`--kind must be admin or schedules (personal tokens are minted for an account in the console); kinds known: ${TOKEN_KINDS.join(', ')}`);
   }
-  if (kind === 'admin' && (values.routes || values.roles)) throw new UsageError('--routes and --roles are the perimeter of a schedules token; an admin token has none');
+  if (kind === 'admin' && (values.routes || values.roles || values.organisations)) throw new UsageError('--routes, --roles and --organisations are the perimeter of a schedules token; an admin token has none');
   const { createToken } = await import('./core/tokens/create.ts');
   const { insertEventsIn } = await import('./store/audit.ts');
   const { linesOf } = await import('./core/audit/lines.ts');
@@ -126,12 +126,13 @@ async function tokenCreate(args: string[]): Promise<void> {
           account: kind === 'admin' ? values.account ?? 'root' : null,
           routes: kind === 'schedules' ? list(values.routes) ?? ['*'] : null,
           roles: kind === 'schedules' ? list(values.roles) ?? [] : null,
+          organisations: kind === 'schedules' ? list(values.organisations) ?? [] : null,
         };
         const now = Date.now();
         const token = await createToken(em, request, now);
         await insertEventsIn(em, store.driver, linesOf([{
           action: 'token.create', target: { kind: 'token', id: token.id, name }, before: null,
-          after: { name, kind, routes: request.routes, roles: request.roles }, detail: 'minted with the command line',
+          after: { name, kind, routes: request.routes, roles: request.roles, organisations: request.organisations }, detail: 'minted with the command line',
         }], null, now, node));
         return token;
       });

@@ -96,6 +96,14 @@ function posedIdentity(view: ConfigView, who: PosedIdentity, route: RouteView): 
     if (outside.length > 0) {
       throw new GatewayError('perimeter', `The token "${token.name}" that wrote this schedule may no longer ask for ${outside.map((r) => `"${r}"`).join(', ')}.`);
     }
+    const organisations = token.organisations ?? [];
+    if (who.organisation !== null && !organisations.includes('*') && !organisations.includes(who.organisation)) {
+      throw new GatewayError('perimeter', `The token "${token.name}" that wrote this schedule may not act for the organisation "${who.organisation}".`);
+    }
+  }
+  // A deleted organisation's vault went with it: its schedules act for nobody rather than for an id a new one may take.
+  if (who.organisation !== null && !view.organisations.has(who.organisation)) {
+    throw new GatewayError('organisation.unknown', `The organisation "${who.organisation}" of this schedule no longer exists.`);
   }
   return { user: SCHEDULER_USER, roles: view.roles.expand(who.roles), organisation: who.organisation };
 }

@@ -48,6 +48,8 @@ export const Token = defineEntity({
     account: p.string().nullable(),
     routes: p.json<string[]>().nullable(),
     roles: p.json<string[]>().nullable(),
+    /** A schedules token's organisations (ids or `*`); null: none. */
+    organisations: p.json<string[]>().nullable(),
     createdAt: p.bigint('number'),
     revokedAt: p.bigint('number').nullable(),
   }),

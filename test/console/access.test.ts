@@ -121,7 +121,7 @@ test('accounts, roles and routes made through the API are listed; an account is 
 });
 
 test('a token minted in the page shows its secret once, opens the API, and once revoked from the page is refused', async () => {
-  const listed = await root.post('/api/tokens', { name: 'jobs-runner', kind: 'schedules', routes: ['orders'], roles: ['staff'] });
+  const listed = await root.post('/api/tokens', { name: 'jobs-runner', kind: 'schedules', routes: ['orders'], roles: ['staff'], organisations: [] });
   assert.equal(listed.status, 201, listed.text);
   const c = await openConsole(browser, control);
   try {
@@ -130,7 +130,7 @@ test('a token minted in the page shows its secret once, opens the API, and once 
     await c.page.getByRole('tabpanel', { name: 'Tokens' }).waitFor();
     const runner = rowOf(c, 'Tokens', 'jobs-runner');
     await runner.waitFor();
-    assert.deepEqual((await runner.getByRole('cell').allTextContents()).slice(0, 4), ['jobs-runner', 'schedules', '—', 'routes orders; roles staff']);
+    assert.deepEqual((await runner.getByRole('cell').allTextContents()).slice(0, 4), ['jobs-runner', 'schedules', '—', 'routes orders; roles staff; organisations none']);
 
     await c.page.getByLabel('Token name').fill('deploy-script');
     await c.page.getByLabel('Kind').selectOption('admin');

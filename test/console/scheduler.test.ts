@@ -30,7 +30,7 @@ before(async () => {
   await putOk(root, '/api/routes/ledger', { upstream: `${up.origin}/svc`, paths: ['/ledger'], rule: { roles: ['jobs'] } });
   await putOk(root, '/api/organisations/acme', { name: 'Acme' });
   await putOk(root, '/api/organisations/globex', { name: 'Globex' });
-  token = await schedulesToken(root, 'ops-svc', ['*'], ['jobs']);
+  token = await schedulesToken(root, 'ops-svc', ['*'], ['jobs'], ['acme', 'globex']);
   browser = await launchBrowser();
 });
 

@@ -32,9 +32,9 @@ export async function schedulingStand(): Promise<SchedulingStand> {
   return { t, up, root };
 }
 
-/** Mints a schedules token within `routes` and `roles`; returns its secret. */
-export async function schedulesToken(root: Admin, name: string, routes: string[], roles: string[]): Promise<string> {
-  const minted = await root.post('/api/tokens', { name, kind: 'schedules', routes, roles });
+/** Mints a schedules token within `routes`, `roles` and `organisations` (none by default); returns its secret. */
+export async function schedulesToken(root: Admin, name: string, routes: string[], roles: string[], organisations: string[] = []): Promise<string> {
+  const minted = await root.post('/api/tokens', { name, kind: 'schedules', routes, roles, organisations });
   assert.equal(minted.status, 201, minted.text);
   return minted.json.token as string;
 }

@@ -134,6 +134,13 @@ test('tokens: kinds and perimeters are checked', async () => {
   refused(await root.post('/api/tokens', { name: 'x', kind: 'schedules', routes: ['nowhere'] }), 400, 'field.invalid', 'routes');
   refused(await root.post('/api/tokens', { name: 'x', kind: 'schedules', roles: ['ghost'] }), 400, 'role.unknown', 'roles');
   refused(await root.post('/api/tokens', { name: 'x', kind: 'admin', routes: ['*'] }), 400, 'field.invalid', 'routes');
+  refused(await root.post('/api/tokens', { name: 'x', kind: 'schedules', organisations: ['nowhere'] }), 400, 'organisation.unknown', 'organisations');
+  refused(await root.post('/api/tokens', { name: 'x', kind: 'personal', account: 'bob', organisations: ['acme'] }), 400, 'field.invalid', 'organisations');
+  const tenant = await root.post('/api/tokens', { name: 'acme-jobs', kind: 'schedules', routes: ['billing'], organisations: ['acme'] });
+  assert.equal(tenant.status, 201, tenant.text);
+  const listed = (await root.get('/api/tokens')).json.tokens as Array<{ name: string; organisations: string[] | null }>;
+  assert.deepEqual(listed.find((x) => x.name === 'acme-jobs')?.organisations, ['acme']);
+  assert.deepEqual(listed.find((x) => x.name === 'billing-jobs')?.organisations, [], 'none unless given');
   // A personal token does not open the control plane; a schedules token opens only the internal plane's API.
   refused(await call(`${root.control}/api/routes`, { headers: { authorization: `Bearer ${personal.json.token}` } }), 403, 'token-kind');
   const names = (await root.get('/api/tokens')).json.tokens.map((x: { name: string }) => x.name);

@@ -23,7 +23,7 @@ before(async () => {
   await root.put('/api/organisations/o1', { name: 'O1' });
   // Never proxied: nothing in this file calls the data plane.
   await root.put('/api/routes/fuzz', { upstream: 'http://127.0.0.1:9', paths: ['/fuzz-only'] });
-  token = (await root.post('/api/tokens', { name: 'fuzz-svc', kind: 'schedules', routes: ['*'], roles: ['r1'] })).json.token;
+  token = (await root.post('/api/tokens', { name: 'fuzz-svc', kind: 'schedules', routes: ['*'], roles: ['r1'], organisations: ['*'] })).json.token;
   scheduleId = (await internal('POST', '/api/schedules', SCHEDULE)).json.id;
   accountId = (await root.post('/api/accounts', { name: 'fuzz-person', password: 'long-enough-password' })).json.id;
 });

@@ -23,7 +23,7 @@ before(async () => {
   ({ t, up, root } = await schedulingStand());
   await root.put('/api/routes/jobs', { upstream: `${up.origin}/svc`, paths: ['/jobs'] });
   await root.put('/api/organisations/acme', { name: 'Acme' });
-  token = await schedulesToken(root, 'jobs-svc', ['jobs'], []);
+  token = await schedulesToken(root, 'jobs-svc', ['jobs'], [], ['acme']);
 });
 after(async () => {
   await t?.close();
@@ -183,8 +183,16 @@ test('an organisation\'s schedule resolves vault references in that organisation
   assert.equal(fromApp.headers['x-key'], 'app-value', 'no organisation: the application\'s value');
   assert.equal(fromApp.headers['x-other'], 'app-only-value');
   await runs(app.id, 1);
-  await internal('DELETE', `/api/schedules/${org.id}`);
   await internal('DELETE', `/api/schedules/${app.id}`);
+  // The organisation deleted, its vault went with it: its schedule acts for nobody, and says why.
+  assert.equal((await root.del('/api/organisations/acme')).status, 204);
+  const before = up.requests.length;
+  await runNow(org.id);
+  const [refused] = await runs(org.id, 2).then((r) => r.filter((x: Json) => x.status === 400));
+  assert.match(String(refused?.detail), /organisation "acme" of this schedule no longer exists/);
+  assert.equal(up.requests.length, before, 'nothing reached the service');
+  await root.put('/api/organisations/acme', { name: 'Acme' });
+  await internal('DELETE', `/api/schedules/${org.id}`);
 });
 
 /** A schedule whose first call answered `status` and whose retry or deferral is now owed. */

@@ -20,7 +20,8 @@ before(async () => {
   await root.put('/api/routes/billing', { upstream: 'http://billing.internal', paths: ['/billing'] });
   await root.put('/api/routes/orders', { upstream: 'http://orders.internal', paths: ['/orders'] });
   await root.put('/api/organisations/acme', { name: 'Acme' });
-  billing = (await root.post('/api/tokens', { name: 'billing-svc', kind: 'schedules', routes: ['billing'], roles: ['billing-admin'] })).json.token;
+  await root.put('/api/organisations/globex', { name: 'Globex' });
+  billing = (await root.post('/api/tokens', { name: 'billing-svc', kind: 'schedules', routes: ['billing'], roles: ['billing-admin'], organisations: ['acme'] })).json.token;
   orders = (await root.post('/api/tokens', { name: 'orders-svc', kind: 'schedules', routes: ['orders'], roles: ['orders-jobs'] })).json.token;
 });
 after(async () => { await t?.close(); });
@@ -104,10 +105,13 @@ test('every refusal has its status, code, field and sentence, and writes nothing
     [{ ...BASE, roles: ['orders-jobs'] }, 403, 'perimeter', 'roles', /may not ask for "orders-jobs"/],
     [{ ...BASE, path: '/elsewhere' }, 400, 'schedule.path-invalid', 'path', /not served by the route "billing"/],
     [{ ...BASE, organisation: 'nowhere' }, 400, 'organisation.unknown', 'organisation', /"nowhere"/],
+    // Acting for an organisation reads its vault and carries its membership: only the organisations given to the token.
+    [{ ...BASE, organisation: 'globex' }, 403, 'perimeter', 'organisation', /may not act for the organisation "globex"; its organisations are acme/],
     [{ ...BASE, roles: ['a'], role: 'b' }, 400, 'schedule.roles-invalid', 'roles', /not both/],
     [{ ...BASE, colour: 'red' }, 400, 'field.invalid', 'colour', /not a field of a schedule/],
   ];
   for (const [body, status, code, field, detail] of cases) refused(await api.post('/api/schedules', body), status, code, field, detail);
+  refused(await as(orders).post('/api/schedules', { ...BASE, routeId: 'orders', path: '/orders/x', roles: ['orders-jobs'], organisation: 'acme' }), 403, 'perimeter', 'organisation', /its organisations are none/);
   assert.equal((await api.get('/api/schedules')).json.length, before, 'nothing was written');
   // The role hierarchy counts: billing-admin (the token's) implies billing-jobs.
   const { roles: _roles, ...single } = BASE;

@@ -28,7 +28,7 @@ before(async () => {
   await putOk(root, '/api/routes/ledger', { upstream: `${up.origin}/svc`, paths: ['/ledger'], rule: { roles: ['jobs'] } });
   await putOk(root, '/api/organisations/acme', { name: 'Acme' });
   await putOk(root, '/api/organisations/globex', { name: 'Globex' });
-  const minted = await root.post('/api/tokens', { name: 'billing-svc', kind: 'schedules', routes: ['*'], roles: ['jobs'] });
+  const minted = await root.post('/api/tokens', { name: 'billing-svc', kind: 'schedules', routes: ['*'], roles: ['jobs'], organisations: ['*'] });
   assert.equal(minted.status, 201, minted.text);
   token = minted.json.token;
 });

@@ -23,7 +23,7 @@ before(async () => {
   await root.put('/api/routes/orders', { upstream: `${up.origin}/svc`, paths: ['/orders'], rule: { roles: ['jobs'] } });
   await root.put('/api/organisations/acme', { name: 'Acme' });
   for (const name of ['runs-svc', 'list-svc', 'other-svc', 'refusals-svc']) {
-    tokens[name] = (await root.post('/api/tokens', { name, kind: 'schedules', routes: ['billing', 'orders'], roles: ['jobs'] })).json.token;
+    tokens[name] = (await root.post('/api/tokens', { name, kind: 'schedules', routes: ['billing', 'orders'], roles: ['jobs'], organisations: ['acme'] })).json.token;
   }
 });
 after(async () => {

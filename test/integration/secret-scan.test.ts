@@ -334,7 +334,7 @@ test('vault values put, replaced, resolved by scheduled calls on the internal pl
   assert.equal((await root.get('/api/vault')).status, 200);
   assert.equal((await root.get('/api/organisations/acme/vault')).status, 200);
 
-  const schedules = await mint(root, 'schedules token', { name: 'shop-jobs', kind: 'schedules', routes: ['shop', 'billing'], roles: ['buyer'] });
+  const schedules = await mint(root, 'schedules token', { name: 'shop-jobs', kind: 'schedules', routes: ['shop', 'billing'], roles: ['buyer'], organisations: ['acme'] });
   const internal = internalWith(() => internalUrl, () => schedules.token);
   // The application's vault serves a schedule with no organisation (on a route of none), the
   // organisation's vault a schedule of that organisation.

@@ -14,8 +14,8 @@ const route: RouteView = {
   id: 'billing', upstream: 'http://127.0.0.1:9/svc', paths: ['/billing'], hosts: ['billing.example'], stripPrefix: false,
   rule: { roles: ['reader'] }, endpointRules: [], identity: 'jwt', timeoutMs: 30_000, organisation: null,
 };
-const schedulesToken: TokenView = { id: 'tok1', name: 'billing-jobs', kind: 'schedules', hash: 'h1', account: null, routes: ['billing'], roles: ['ops'] };
-const personal: TokenView = { id: 'tok2', name: 'alice-cli', kind: 'personal', hash: hashSecret('mk_alice'), account: 'acc1', routes: null, roles: null };
+const schedulesToken: TokenView = { id: 'tok1', name: 'billing-jobs', kind: 'schedules', hash: 'h1', account: null, routes: ['billing'], roles: ['ops'], organisations: [] };
+const personal: TokenView = { id: 'tok2', name: 'alice-cli', kind: 'personal', hash: hashSecret('mk_alice'), account: 'acc1', routes: null, roles: null, organisations: null };
 
 function viewWith(tokens: readonly TokenView[], implies: readonly string[] = ['reader']): ConfigView {
   const view = new ConfigView();

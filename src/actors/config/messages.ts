@@ -44,6 +44,7 @@ export interface TokenView {
   readonly account: string | null;
   readonly routes: readonly string[] | null;
   readonly roles: readonly string[] | null;
+  readonly organisations: readonly string[] | null;
 }
 
 export interface Snapshot {
@@ -77,6 +78,7 @@ export interface TokenRecord {
   readonly account: string | null;
   readonly routes: readonly string[] | null;
   readonly roles: readonly string[] | null;
+  readonly organisations: readonly string[] | null;
   readonly createdAt: number;
   readonly revokedAt: number | null;
 }

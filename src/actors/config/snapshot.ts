@@ -49,7 +49,7 @@ export async function loadSnapshot(em: EntityManager, opts: SnapshotOptions): Pr
     sessions: sessions.map((s) => ({ id: s.id, account: s.account, scope: s.scope === 'app' ? 'app' as const : 'console' as const, expiresAt: s.expiresAt })),
     tokens: tokens.map((t) => ({
       id: t.id, name: t.name, kind: t.kind, hash: t.hash, account: t.account ?? null,
-      routes: t.routes ?? null, roles: t.roles ?? null,
+      routes: t.routes ?? null, roles: t.roles ?? null, organisations: t.organisations ?? null,
     })),
     routes: routes.map((r) => ({
       id: r.id, upstream: r.upstream, paths: r.paths, hosts: r.hosts, stripPrefix: r.stripPrefix,

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { GatewayError } from '../../http/errors.ts';
-import { assertRolesExist, assertRoutesExist, findAccount } from '../references.ts';
+import { assertOrganisationExists, assertRolesExist, assertRoutesExist, findAccount } from '../references.ts';
 import { mintToken, type MintedToken, type TokenRequest } from './mint.ts';
 
 /**
@@ -17,6 +17,7 @@ export async function createToken(em: EntityManager, req: TokenRequest, now: num
     }
     await assertRoutesExist(tx, req.routes ?? [], 'routes');
     await assertRolesExist(tx, req.roles ?? [], 'roles');
+    for (const id of req.organisations ?? []) if (id !== '*') await assertOrganisationExists(tx, id, 'organisations');
     return mintToken(tx, { ...req, account }, now);
   });
 }

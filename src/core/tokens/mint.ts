@@ -10,6 +10,7 @@ export interface TokenRequest {
   readonly account?: string | null;
   readonly routes?: readonly string[] | null;
   readonly roles?: readonly string[] | null;
+  readonly organisations?: readonly string[] | null;
 }
 
 export interface MintedToken {
@@ -32,6 +33,7 @@ export async function mintToken(em: EntityManager, req: TokenRequest, now: numbe
     account: req.account ?? null,
     routes: req.routes ? [...req.routes] : null,
     roles: req.roles ? [...req.roles] : null,
+    organisations: req.organisations ? [...req.organisations] : null,
     createdAt: now,
     revokedAt: null,
   });

@@ -11,7 +11,7 @@ const TOKEN = {
   properties: {
     id: { type: 'string' }, name: { type: 'string' }, kind: { type: 'string', enum: ['admin', 'personal', 'schedules'] },
     account: { type: ['string', 'null'] }, routes: { type: ['array', 'null'], items: { type: 'string' } },
-    roles: { type: ['array', 'null'], items: { type: 'string' } }, createdAt: { type: 'integer' }, revokedAt: { type: ['integer', 'null'] },
+    roles: { type: ['array', 'null'], items: { type: 'string' } }, organisations: { type: ['array', 'null'], items: { type: 'string' } }, createdAt: { type: 'integer' }, revokedAt: { type: ['integer', 'null'] },
   },
 } as const;
 
@@ -23,15 +23,15 @@ function tokenBody(t: TokenRecord) {
 export function addTokensApi(router: Router<Principal>, gw: GatewayContext): void {
   router.add('POST', '/api/tokens', {
     summary: 'Mint a token', tags: ['tokens'], auth: 'session',
-    description: 'admin: the account\'s console rights, for scripts (defaults to the caller\'s account). personal: an account\'s identity on the data plane. schedules: the scheduling API on the internal plane, within routes (ids or *) and roles. The secret is in this answer only; the gateway keeps its SHA-256.',
-    body: { type: 'object', required: ['name', 'kind'], additionalProperties: false, properties: { name: { type: 'string' }, kind: { type: 'string', enum: ['admin', 'personal', 'schedules'] }, account: { type: 'string', description: 'account id or name' }, routes: STRINGS, roles: STRINGS } },
+    description: 'admin: the account\'s console rights, for scripts (defaults to the caller\'s account). personal: an account\'s identity on the data plane. schedules: the scheduling API on the internal plane, within routes (ids or *), roles and organisations (ids or *; none when not given: its schedules act for no organisation). The secret is in this answer only; the gateway keeps its SHA-256.',
+    body: { type: 'object', required: ['name', 'kind'], additionalProperties: false, properties: { name: { type: 'string' }, kind: { type: 'string', enum: ['admin', 'personal', 'schedules'] }, account: { type: 'string', description: 'account id or name' }, routes: STRINGS, roles: STRINGS, organisations: STRINGS } },
     responses: { 201: { description: 'minted', schema: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' }, kind: { type: 'string' }, token: { type: 'string' } } } }, ...WRITE_REFUSALS },
   }, async (ctx) => {
     requireCapability(ctx.principal, 'root');
     const input = parseToken(await ctx.json());
     const caller = ctx.principal.kind === 'anonymous' ? undefined : ctx.principal.account?.id;
     const account = input.kind === 'admin' ? input.account ?? caller ?? null : input.account ?? null;
-    const minted = await gw.config.call('token.create', { name: input.name, kind: input.kind, account, routes: input.routes, roles: input.roles }, callerOf(gw, ctx.principal, ctx.ex));
+    const minted = await gw.config.call('token.create', { name: input.name, kind: input.kind, account, routes: input.routes, roles: input.roles, organisations: input.organisations }, callerOf(gw, ctx.principal, ctx.ex));
     return { status: 201, headers: { location: `/api/tokens/${minted.id}` }, body: minted };
   });
 

@@ -40,9 +40,9 @@ function paged(path: string, ctx: Ctx, items: readonly unknown[], cursor: string
   return { body: items, ...(cursor !== null ? { headers: { link: nextLink(path, ctx.query, cursor) } } : {}) };
 }
 
-function scheduleToken(p: Principal): { id: string; name: string; routes: readonly string[]; roles: readonly string[] } | undefined {
+function scheduleToken(p: Principal): { id: string; name: string; routes: readonly string[]; roles: readonly string[]; organisations: readonly string[] } | undefined {
   return p.kind === 'token' && p.token.kind === 'schedules'
-    ? { id: p.token.id, name: p.token.name, routes: p.token.routes ?? [], roles: p.token.roles ?? [] }
+    ? { id: p.token.id, name: p.token.name, routes: p.token.routes ?? [], roles: p.token.roles ?? [], organisations: p.token.organisations ?? [] }
     : undefined;
 }
 
@@ -94,6 +94,10 @@ export function addSchedulesApi(router: Router<Principal>, gw: GatewayContext, p
     }
     if (input.organisation !== null && !view.organisations.has(input.organisation)) {
       throw new GatewayError('organisation.unknown', `The organisation "${input.organisation}" does not exist.`, 'organisation');
+    }
+    // Acting for an organisation reads its vault and carries its membership: the token must be given it.
+    if (input.organisation !== null && !token.organisations.includes('*') && !token.organisations.includes(input.organisation)) {
+      throw new GatewayError('perimeter', `The token "${token.name}" may not act for the organisation "${input.organisation}"; its organisations are ${token.organisations.join(', ') || 'none'}.`, 'organisation');
     }
     const { cadence: _parsed, ...write } = input;
     return write;

@@ -21,7 +21,7 @@ const WRITABLE = {
   overlap: { type: 'string', enum: ['skip'], default: 'skip' },
   catchUp: { type: 'integer', minimum: 0, default: 3600, description: 'seconds a turn may go out late; 0: whenever possible' },
   timeout: { type: 'string', default: 'PT30S', description: 'ISO 8601, at most PT2M' },
-  organisation: { type: ['string', 'null'], description: 'vault scope and tenant filter' },
+  organisation: { type: ['string', 'null'], description: 'the organisation the calls act for (vault scope, membership carried, tenant filter): one of the token\'s organisations (403 perimeter)' },
 } as const;
 
 export const RUN_DOC: Schema = {

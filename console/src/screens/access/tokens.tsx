@@ -15,6 +15,7 @@ interface TokenRow {
   readonly account: string | null;
   readonly routes: readonly string[] | null;
   readonly roles: readonly string[] | null;
+  readonly organisations: readonly string[] | null;
   readonly createdAt: number;
   readonly revokedAt: number | null;
 }
@@ -62,7 +63,7 @@ export function TokensPanel() {
                 <td>{t.name}</td>
                 <td>{t.kind}</td>
                 <td>{t.account === null ? '—' : names.get(t.account) ?? t.account}</td>
-                <td>{t.kind === 'schedules' ? `routes ${joined(t.routes)}; roles ${joined(t.roles, 'none')}` : '—'}</td>
+                <td>{t.kind === 'schedules' ? `routes ${joined(t.routes)}; roles ${joined(t.roles, 'none')}; organisations ${joined(t.organisations, 'none')}` : '—'}</td>
                 <td>{formatTime(t.createdAt)}</td>
                 <td>{t.revokedAt === null ? <span class="badge ok">Active</span> : <span class="badge bad">Revoked {formatTime(t.revokedAt)}</span>}</td>
                 <td class="actions">
@@ -141,10 +142,11 @@ function NewToken({ accounts, onMinted }: { accounts: readonly AccountRow[]; onM
   const [account, setAccount] = useState('');
   const [routes, setRoutes] = useState('*');
   const [roles, setRoles] = useState('');
+  const [organisations, setOrganisations] = useState('');
   const { busy, error, submit } = useFormSubmit(async () => {
     // Each kind takes its own fields (the API refuses the others): an account, or a perimeter.
     const body = kind === 'schedules'
-      ? { name, kind, routes: splitList(routes), roles: splitList(roles) }
+      ? { name, kind, routes: splitList(routes), roles: splitList(roles), organisations: splitList(organisations) }
       : { name, kind, ...(account ? { account } : {}) };
     onMinted(await api<Minted>('POST', '/api/tokens', body));
     setName('');
@@ -165,6 +167,7 @@ function NewToken({ accounts, onMinted }: { accounts: readonly AccountRow[]; onM
           <>
             <label>Routes<input value={routes} placeholder="* or billing, orders" onInput={(e) => setRoutes(e.currentTarget.value)} /></label>
             <label>Roles<input value={roles} placeholder="jobs" onInput={(e) => setRoles(e.currentTarget.value)} /></label>
+            <label>Organisations<input value={organisations} placeholder="* or acme, globex; empty: none" onInput={(e) => setOrganisations(e.currentTarget.value)} /></label>
           </>
         ) : (
           <label>

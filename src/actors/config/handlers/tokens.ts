@@ -25,7 +25,7 @@ async function tokenNote(em: EntityManager, t: Token, action: 'token.create' | '
 type TokenCalls = Pick<ConfigCalls, 'token.create' | 'token.list' | 'token.revoke'>;
 
 function record(t: Token): TokenRecord {
-  return { id: t.id, name: t.name, kind: t.kind, account: t.account ?? null, routes: t.routes ?? null, roles: t.roles ?? null, createdAt: t.createdAt, revokedAt: t.revokedAt ?? null };
+  return { id: t.id, name: t.name, kind: t.kind, account: t.account ?? null, routes: t.routes ?? null, roles: t.roles ?? null, organisations: t.organisations ?? null, createdAt: t.createdAt, revokedAt: t.revokedAt ?? null };
 }
 
 export function tokenHandlers(deps: WriteDeps): ActorHandlers<TokenCalls> {
