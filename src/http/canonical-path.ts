@@ -12,11 +12,11 @@
  *   strip), a backslash or an escaped one (servers on Windows and URL parsers that follow the
  *   WHATWG rules read it as `/`), a `#` (parsers drop what follows it), an escaped NUL (C
  *   servers end the path there); and what HTTP/1.1 cannot carry in a request target (a space, a
- *   control character, a character past U+00FF), which the call to the service would refuse.
+ *   control character, DEL, a character outside ASCII), which the call to the service would refuse.
  */
 
 /** Why a path has no canonical form, for the sentences of its refusals. */
-export const NOT_CANONICAL = 'a "." or ".." segment (also percent-encoded, or followed by ";"), a segment of ";" parameters alone, a backslash (also %5C), a "#", %00, a space, a control character or a character past U+00FF (percent-encode it)';
+export const NOT_CANONICAL = 'a "." or ".." segment (also percent-encoded, or followed by ";"), a segment of ";" parameters alone, a backslash (also %5C), a "#", %00, a space, a control character or a character outside printable ASCII (percent-encode it)';
 
 const PERCENT = 37;
 const DOT = 46;
@@ -80,7 +80,7 @@ export function canonicalForm(raw: string): string | undefined {
     else if (c === DOT) dots = true;
     else if (c === SLASH) doubled ||= i > 0 && raw.charCodeAt(i - 1) === SLASH;
     else if (c === SEMICOLON) params = true;
-    else if (c === BACKSLASH || c === HASH || c < 0x21 || c > 0xff) return undefined;
+    else if (c === BACKSLASH || c === HASH || c < 0x21 || c > 0x7e) return undefined;
   }
   if (!escapes && !dots && !doubled && !params) return raw;
   let path: string | undefined = raw;

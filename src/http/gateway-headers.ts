@@ -21,7 +21,8 @@ export const IDENTITY_HEADERS: ReadonlySet<string> = new Set([
  * redirect URLs and client addresses from any of them.
  */
 export const FORWARDING_HEADERS: ReadonlySet<string> = new Set([
-  'forwarded', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-port', 'x-forwarded-prefix', 'x-real-ip',
+  'forwarded', 'x-forwarded', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-port', 'x-forwarded-prefix', 'x-real-ip',
+  'true-client-ip', 'x-client-ip', 'x-cluster-client-ip',
 ]);
 export const FORWARDING_PREFIX = 'x-forwarded-';
 
@@ -29,18 +30,20 @@ export const FORWARDING_PREFIX = 'x-forwarded-';
 export const JOB_HEADERS: ReadonlySet<string> = new Set(['gateway-job', 'gateway-job-run', 'gateway-job-attempt']);
 
 /**
- * Headers some services serve in place of the request's own path (IIS URL Rewrite, frameworks
- * that trust them behind a proxy): from a caller, they would reach a path the gateway's rules
- * never judged.
+ * Headers some services serve in place of the request's own path or method (IIS URL Rewrite,
+ * frameworks that trust them behind a proxy, method-override middleware): from a caller, they
+ * would reach a path or a method the gateway's rules never judged.
  */
-export const PATH_OVERRIDE_HEADERS: ReadonlySet<string> = new Set(['x-original-url', 'x-rewrite-url']);
+export const OVERRIDE_HEADERS: ReadonlySet<string> = new Set([
+  'x-original-url', 'x-rewrite-url', 'x-http-method-override', 'x-method-override', 'x-http-method',
+]);
 
 /**
  * Dropped from every incoming request before it goes upstream. `host`: undici sets the
  * upstream's. `expect`: undici refuses it.
  */
 export const REQUEST_DROP: ReadonlySet<string> = new Set([
-  ...HOP_BY_HOP, ...IDENTITY_HEADERS, ...FORWARDING_HEADERS, ...PATH_OVERRIDE_HEADERS, ...JOB_HEADERS, 'host', 'expect',
+  ...HOP_BY_HOP, ...IDENTITY_HEADERS, ...FORWARDING_HEADERS, ...OVERRIDE_HEADERS, ...JOB_HEADERS, 'host', 'expect',
 ]);
 
 /**
@@ -60,7 +63,7 @@ export function droppedFromRequest(lower: string): boolean {
  */
 export const FRAMING_HEADERS: ReadonlySet<string> = new Set(['content-length', 'expect']);
 
-export type GatewayHeaderKind = 'authorization' | 'host' | 'job' | 'identity' | 'forwarding' | 'hop-by-hop' | 'framing';
+export type GatewayHeaderKind = 'authorization' | 'host' | 'job' | 'identity' | 'forwarding' | 'override' | 'hop-by-hop' | 'framing';
 
 /** Why a header (lower-case name) is the gateway's to write on a call, or undefined when it is not. */
 export function gatewayHeaderKind(lower: string): GatewayHeaderKind | undefined {
@@ -70,7 +73,8 @@ export function gatewayHeaderKind(lower: string): GatewayHeaderKind | undefined 
   if (lower === 'host') return 'host';
   if (JOB_HEADERS.has(lower)) return 'job';
   if (IDENTITY_HEADERS.has(lower)) return 'identity';
-  if (FORWARDING_HEADERS.has(lower) || lower.startsWith(FORWARDING_PREFIX) || PATH_OVERRIDE_HEADERS.has(lower)) return 'forwarding';
+  if (FORWARDING_HEADERS.has(lower) || lower.startsWith(FORWARDING_PREFIX)) return 'forwarding';
+  if (OVERRIDE_HEADERS.has(lower)) return 'override';
   if (HOP_BY_HOP.has(lower)) return 'hop-by-hop';
   if (FRAMING_HEADERS.has(lower)) return 'framing';
   return undefined;

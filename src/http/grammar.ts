@@ -33,11 +33,14 @@ export function isFieldValue(s: string, from = 0, to = s.length): boolean {
   return true;
 }
 
-/** A request target (its path and query) as written on HTTP/1.1: visible Latin-1 characters, no space (undici's rule). */
+/**
+ * A request target (its path and query) as written on HTTP/1.1: visible ASCII, no space, no DEL
+ * (RFC 9112 3.2 and RFC 3986: anything else is percent-encoded; services refuse raw bytes).
+ */
 export function isRequestTarget(s: string): boolean {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
-    if (c < 0x21 || c > 0xff) return false;
+    if (c < 0x21 || c > 0x7e) return false;
   }
   return true;
 }

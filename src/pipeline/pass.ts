@@ -11,6 +11,7 @@ import { GatewayError } from '../http/errors.ts';
 import type { Identity, RouteView } from '../core/model.ts';
 import { authenticate, authorise } from './admit.ts';
 import { canonicalPath } from './canonical-path.ts';
+import { isRequestTarget } from '../http/grammar.ts';
 import { forwardRequestHeaders } from './forward-headers.ts';
 import { addIdentityHeaders } from './identity.ts';
 import { normaliseHost } from './route-table.ts';
@@ -115,6 +116,10 @@ function posedIdentity(view: ConfigView, who: PosedIdentity, route: RouteView): 
  */
 export function pass(view: ConfigView, pools: UpstreamPools, req: PassRequest, now: number, record?: RequestRecord): Pass {
   const path = canonicalPath(req.path);
+  // The call writes the query as it came: what it could not write is the caller's to fix, not a failed call.
+  if (req.query !== '' && !isRequestTarget(req.query)) {
+    throw new GatewayError('path.invalid', 'The query string holds a space, a control character or a character outside printable ASCII: percent-encode it.');
+  }
   const who = req.who;
   let match;
   if (who.kind === 'posed') {

@@ -19,6 +19,7 @@ before(async () => {
   await root.put('/api/roles/orders-jobs', {});
   await root.put('/api/routes/billing', { upstream: 'http://billing.internal', paths: ['/billing'] });
   await root.put('/api/routes/orders', { upstream: 'http://orders.internal', paths: ['/orders'] });
+  await root.put('/api/routes/billing-back-office', { upstream: 'http://back-office.internal', paths: ['/billing/admin'] });
   await root.put('/api/organisations/acme', { name: 'Acme' });
   await root.put('/api/organisations/globex', { name: 'Globex' });
   billing = (await root.post('/api/tokens', { name: 'billing-svc', kind: 'schedules', routes: ['billing'], roles: ['billing-admin'], organisations: ['acme'] })).json.token;
@@ -104,6 +105,8 @@ test('every refusal has its status, code, field and sentence, and writes nothing
     [{ ...BASE, routeId: 'orders', path: '/orders/x' }, 403, 'perimeter', 'routeId', /may not reach the route "orders"/],
     [{ ...BASE, roles: ['orders-jobs'] }, 403, 'perimeter', 'roles', /may not ask for "orders-jobs"/],
     [{ ...BASE, path: '/elsewhere' }, 400, 'schedule.path-invalid', 'path', /not served by the route "billing"/],
+    [{ ...BASE, path: '/billing/admin/x' }, 400, 'schedule.path-invalid', 'path', /the route "billing-back-office" serves it/],
+    [{ ...BASE, contentType: 'a/b;\u007f' }, 400, 'field.invalid', 'contentType', /control character/],
     [{ ...BASE, organisation: 'nowhere' }, 400, 'organisation.unknown', 'organisation', /"nowhere"/],
     // Acting for an organisation reads its vault and carries its membership: only the organisations given to the token.
     [{ ...BASE, organisation: 'globex' }, 403, 'perimeter', 'organisation', /may not act for the organisation "globex"; its organisations are acme/],

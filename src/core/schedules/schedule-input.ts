@@ -40,6 +40,7 @@ function forbiddenReason(name: string, lower: string): string | undefined {
     case 'job': return JOB_HEADERS.get(lower.replaceAll('_', '-'));
     case 'identity': return `${name} is refused: the gateway writes the identity the route forwards (X-Gateway-User and X-Gateway-Roles, Remote-User or a signed X-Gateway-Identity) from the schedule's roles, and strips any other copy; ask for roles instead`;
     case 'forwarding': return `${name} is refused: the gateway states the client address and the proxy chain itself; a schedule cannot claim them`;
+    case 'override': return `${name} is refused: a service may take it in place of the call's own path or method, which the route's rules judge`;
     case 'hop-by-hop': return `${name} is refused: it describes one connection, and the gateway opens and frames each call itself`;
     case 'framing': return `${name} is refused: the gateway frames each call's body itself`;
   }
@@ -201,7 +202,7 @@ function path(body: Fields): string {
   const v = body.path ?? '/';
   // The request target's rule as the call writes it, and no fragment: a path refused there would fail every run.
   if (typeof v !== 'string' || !v.startsWith('/') || v.length > 2000 || /[\s#]/.test(v) || !isRequestTarget(v)) {
-    throw new GatewayError('schedule.path-invalid', 'path must start with "/" (it may carry a query), without spaces, control characters or "#", characters past U+00FF percent-encoded, at most 2000 characters.', 'path');
+    throw new GatewayError('schedule.path-invalid', 'path must start with "/" (it may carry a query), without spaces, control characters or "#", characters outside printable ASCII percent-encoded, at most 2000 characters.', 'path');
   }
   const q = v.indexOf('?');
   const canonical = canonicalForm(q < 0 ? v : v.slice(0, q));
@@ -218,6 +219,8 @@ export function parseSchedule(value: unknown): ScheduleInput {
   const overlap = body.overlap ?? 'skip';
   if (overlap !== 'skip') throw new GatewayError('schedule.overlap-invalid', 'overlap accepts "skip" only: while a run is in flight the next turn does not go out.', 'overlap');
   const contentType = optionalString(body, 'contentType', { max: 200, pattern: /^[\w!#$&^.+-]+\/[\w!#$&^.+-]+(\s*;.*)?$/, hint: 'a media type such as application/json' }) ?? null;
+  // It goes out as a header: what the call could not write would fail every run.
+  if (contentType !== null && !isFieldValue(contentType)) throw invalidField('contentType', 'contentType holds a control character or a character past U+00FF, which a header cannot carry.');
   return {
     name: optionalString(body, 'name', { max: LIMITS.name }) ?? null,
     roles: roles(body),

@@ -12,7 +12,6 @@ import { parseSchedule, type ScheduleInput } from '../../core/schedules/schedule
 import { parseFilters } from '../../core/schedules/filters.ts';
 import { parseReport } from '../../core/schedules/run-report.ts';
 import { objectBody } from '../../core/validate.ts';
-import { RouteTable } from '../../pipeline/route-table.ts';
 import type { Owner, ScheduleWrite } from '../../actors/schedules/messages.ts';
 import type { GatewayContext } from '../context.ts';
 import { principalLabel, type Principal } from '../principal.ts';
@@ -89,8 +88,11 @@ export function addSchedulesApi(router: Router<Principal>, gw: GatewayContext, p
       throw new GatewayError('perimeter', `The token "${token.name}" may not ask for ${outside.map((r) => `"${r}"`).join(', ')}; it may ask for ${[...allowed].join(', ') || 'no role'}.`, 'roles');
     }
     const pathOnly = input.path.split('?')[0]!;
-    if (!new RouteTable([route]).match(route.hosts[0], pathOnly)) {
-      throw new GatewayError('schedule.path-invalid', `The path ${pathOnly} is not served by the route "${route.id}" (its paths are ${route.paths.join(', ')}).`, 'path');
+    // The call is routed among every route, as a request is: a longer prefix of another route takes the path.
+    const served = view.routeTable.match(route.hosts[0], pathOnly);
+    if (served?.route.id !== route.id) {
+      const other = served === undefined ? '' : `; the route "${served.route.id}" serves it`;
+      throw new GatewayError('schedule.path-invalid', `The path ${pathOnly} is not served by the route "${route.id}" (its paths are ${route.paths.join(', ')}${other}).`, 'path');
     }
     if (input.organisation !== null && !view.organisations.has(input.organisation)) {
       throw new GatewayError('organisation.unknown', `The organisation "${input.organisation}" does not exist.`, 'organisation');
