@@ -167,6 +167,8 @@ test('perimeter: a token sees and changes only the schedules it wrote; the conso
     await as(billing).del(`/api/schedules/${theirs.id}`),
     await as(billing).put(`/api/schedules/${theirs.id}`, BASE),
     await as(billing).get(`/api/schedules/${theirs.id}/runs`),
+    // Not even a replay's refusal says anything of another token's history.
+    await as(billing).post(`/api/schedules/${theirs.id}/run`, { replayOf: 'run-nothing' }),
   ]) refused(a, 404, 'not-found', undefined, /yours to see/);
   const all = (await root.get('/api/schedules')).json.map((s: { id: string }) => s.id);
   assert.ok(all.includes(mine) && all.includes(theirs.id), 'root\'s console sees every schedule');

@@ -180,6 +180,8 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent, SchedulesTells>(async (i
         rearm(s);
       })),
       'schedule.run': async ({ id, owner, replayOf, by }) => {
+        // Another token's schedule is not found, whatever its history says (no oracle of its runs).
+        if (!(await find(store.em(), id, owner))) return null;
         if (replayOf !== null) {
           const run = await store.em().findOne(ScheduleRun, { id: replayOf, scheduleId: id });
           if (!run) throw invalidField('replayOf', `replayOf "${replayOf}" is not a turn in this schedule's history.`);
