@@ -8,18 +8,11 @@
  * 400 itself; the HTTPS door cuts those it lets through.
  */
 
-/** Why the request's framing is ambiguous, or undefined. `headers`: lower-case names, repeated values joined by ", ". */
-export function framingProblem(headers: Readonly<Record<string, string>>): string | undefined {
+/** `headers`: lower-case names, repeated values joined by ", ". */
+export function isAmbiguousFraming(headers: Readonly<Record<string, string>>): boolean {
   const length = headers['content-length'];
   const coding = headers['transfer-encoding'];
-  if (length !== undefined && !/^[0-9]{1,15}$/.test(length)) return `Content-Length "${clip(length)}" is not one number`;
-  if (coding === undefined) return undefined;
-  if (length !== undefined) return 'it states both a Content-Length and a Transfer-Encoding';
-  if (coding.toLowerCase() !== 'chunked') return `Transfer-Encoding "${clip(coding)}" is not "chunked" alone`;
-  return undefined;
-}
-
-function clip(value: string): string {
-  const printable = value.replace(/[^\x20-\x7e]/g, '?');
-  return printable.length > 40 ? `${printable.slice(0, 40)}…` : printable;
+  if (length !== undefined && !/^[0-9]{1,15}$/.test(length)) return true;
+  if (coding === undefined) return false;
+  return length !== undefined || coding.toLowerCase() !== 'chunked';
 }

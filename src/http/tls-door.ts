@@ -18,7 +18,7 @@ import { DoorBindError, type Door, type DoorOptions } from './uws-door.ts';
 import { InFlight } from './in-flight.ts';
 import { serveTlsSockets } from './tls-sockets.ts';
 import { peerAddress, readNodeHeaders } from './node-request.ts';
-import { framingProblem } from './request-framing.ts';
+import { isAmbiguousFraming } from './request-framing.ts';
 import { MAX_HELLO_BYTES, readClientHello } from './client-hello.ts';
 
 /** RFC 8737: the protocol an ACME authority offers alone to validate a name over TLS. */
@@ -174,7 +174,7 @@ export async function openTlsDoor(opts: TlsDoorOptions): Promise<TlsDoor> {
     const ex = exchangeOf(req, res, opts, () => flight.draining, begin());
     // node:http refuses most requests framed two ways itself, but calls this handler for a coding
     // it cannot read (`xchunked`) before it refuses the body: such a request goes no further.
-    if (framingProblem(ex.headers) !== undefined) {
+    if (isAmbiguousFraming(ex.headers)) {
       ex.abort();
       return;
     }

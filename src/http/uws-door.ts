@@ -209,7 +209,7 @@ export function openUwsDoor(opts: DoorOptions): Door {
 
   app.any('/*', (res, req) => {
     const ex = new UwsExchange(res, req, opts.plane, flight, opts.clock.now());
-    if (ex.framing !== undefined) {
+    if (ex.ambiguousFraming) {
       // Cut without an answer: uWS serves a request pipelined behind this one even after an answer
       // that closes the connection, and that request is exactly what must not be read.
       ex.abort();

@@ -11,7 +11,7 @@ import { StatedLengthBody } from './uws-stated-length.ts';
 import { CLOSING, bodiless, doorOwned, headLength, statusLine } from './answer-rules.ts';
 import { GatewayError } from './errors.ts';
 import { headerRecord } from './header-record.ts';
-import { framingProblem } from './request-framing.ts';
+import { isAmbiguousFraming } from './request-framing.ts';
 import type { Exchange, OutgoingHeaders } from './exchange.ts';
 
 /**
@@ -64,8 +64,8 @@ export class UwsExchange implements Exchange {
   readonly remoteAddress: string;
   readonly secure = false;
   readonly receivedAt: number;
-  /** Why the request's body could be framed two ways (request-framing.ts); the door cuts the connection. */
-  readonly framing: string | undefined;
+  /** The request's body could be framed two ways (request-framing.ts): the door cuts the connection. */
+  readonly ambiguousFraming: boolean;
   aborted = false;
   responded = false;
   status = 0;
@@ -102,11 +102,11 @@ export class UwsExchange implements Exchange {
     this.query = req.getQuery() ?? '';
     this.remoteAddress = ADDRESS_TEXT.decode(res.getRemoteAddressAsText());
     this.receivedAt = now;
-    this.framing = framingProblem(headers);
+    this.ambiguousFraming = isAmbiguousFraming(headers);
     // Without Content-Length or Transfer-Encoding a request has no body (RFC 9112 6.3): no queue
     // and no onData, which uWS would call once with an empty buffer (a copy and closures per request).
     const length = headers['content-length'];
-    const bodyless = this.framing !== undefined || (headers['transfer-encoding'] === undefined && (length === undefined || length === '0'));
+    const bodyless = this.ambiguousFraming || (headers['transfer-encoding'] === undefined && (length === undefined || length === '0'));
     const queue = bodyless ? undefined : new BodyQueue(() => { if (this.#alive()) res.pause(); }, () => { if (this.#alive()) res.resume(); });
     this.#queue = queue;
     res.onAborted(() => this.#onAborted());

@@ -7,7 +7,7 @@ import { endpointLabel } from '../core/routes/endpoints.ts';
 import { outcomeOf, type RecordObserver, type RequestRecord } from '../pipeline/request-record.ts';
 import type { AccessEntry } from '../log/access.ts';
 import type { GatewayContext } from './context.ts';
-import { clientOf } from './forwarded.ts';
+import { clientAddress } from './forwarded.ts';
 import { traceIdOf } from './principal.ts';
 
 function endpointOf(gw: GatewayContext, r: RequestRecord): string | null {
@@ -19,9 +19,8 @@ function endpointOf(gw: GatewayContext, r: RequestRecord): string | null {
 function ipOf(gw: GatewayContext, r: RequestRecord): string | null {
   const head = r.head;
   if (r.schedule !== null) return null;
-  if (head.plane === 'internal') return head.remoteAddress;
-  if (r.client !== null) return r.client;
-  return clientOf(gw.certs.view, head.plane === 'data' ? 'app' : 'console', head).address;
+  // The data plane resolved it already; the others resolve it here.
+  return r.client ?? clientAddress(gw.certs.view, head);
 }
 
 export function accessEntry(gw: GatewayContext, r: RequestRecord): AccessEntry {

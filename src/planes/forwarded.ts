@@ -31,10 +31,15 @@ export function clientOf(view: TlsView, plane: DoorPlane, ex: Seen): Client {
   return clientUnder(view.settings.doors[plane], view.trust(plane), ex);
 }
 
-/** The client's address as its plane believes it, for the trail and the logs (the internal plane believes no proxy). */
+/** The client of a request as its own plane believes it (the internal plane believes no proxy). */
+export function clientOfPlane(view: TlsView, ex: Seen & Pick<Exchange, 'plane'>): Client {
+  if (ex.plane === 'internal') return { address: ex.remoteAddress, secure: ex.secure };
+  return clientOf(view, ex.plane === 'data' ? 'app' : 'console', ex);
+}
+
+/** The client's address as its plane believes it, for the trail and the logs. */
 export function clientAddress(view: TlsView, ex: Seen & Pick<Exchange, 'plane'>): string {
-  if (ex.plane === 'internal') return ex.remoteAddress;
-  return clientOf(view, ex.plane === 'data' ? 'app' : 'console', ex).address;
+  return clientOfPlane(view, ex).address;
 }
 
 /** The client under given door settings (also those a change would bring: the session-safety rule). */

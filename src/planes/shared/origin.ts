@@ -1,7 +1,7 @@
 import { GatewayError } from '../../http/errors.ts';
 import type { Exchange } from '../../http/exchange.ts';
 import type { GatewayContext } from '../context.ts';
-import { clientOf } from '../forwarded.ts';
+import { clientOfPlane } from '../forwarded.ts';
 
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -10,8 +10,7 @@ const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
  * that terminates it (proxy mode, spec 1.2 rules 13-18), when the door's settings believe it.
  */
 export function browserSecure(gw: GatewayContext, ex: Exchange): boolean {
-  if (ex.secure || ex.plane === 'internal') return ex.secure;
-  return clientOf(gw.certs.view, ex.plane === 'data' ? 'app' : 'console', ex).secure;
+  return ex.secure || clientOfPlane(gw.certs.view, ex).secure;
 }
 
 /** The origin the browser used to reach this door. */
