@@ -93,6 +93,7 @@ export const ERRORS = {
   'schedule.route-unknown': { status: 404, title: 'Unknown route', detail: 'No route has this id.' },
   'token.revoked': { status: 403, title: 'Token revoked', detail: 'The token that wrote this schedule was revoked: the schedule is stopped and kept; nothing was sent.' },
   'schedule.stopped': { status: 409, title: 'Schedule stopped', detail: 'This schedule is stopped because the token that wrote it was revoked; it can be read and deleted.' },
+  'schedule.too-many': { status: 409, title: 'Too many schedules', detail: 'This token holds as many schedules as one token may; delete one first, or ask root to raise the limit.' },
   'perimeter': { status: 403, title: 'Outside the perimeter', detail: 'This token\'s perimeter does not include what is asked.' },
   'filter.regex-invalid': { status: 400, title: 'Invalid expression', detail: 'The filter expression is not a regular expression that compiles.' },
   'filter.invalid': { status: 400, title: 'Invalid filter', detail: 'A filter of the list is not understood.' },

@@ -43,7 +43,7 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>): Prom
 test('the retention reads a month by default; root alone sets it, in days, one day to five years', async () => {
   const got = await root.get('/api/settings/schedules');
   assert.equal(got.status, 200);
-  assert.deepEqual(got.json, { retention: 'P30D', updatedAt: null, updatedBy: null });
+  assert.deepEqual(got.json, { retention: 'P30D', maxSchedules: 10_000, updatedAt: null, updatedBy: null });
 
   await root.post('/api/accounts', { name: 'appadmin', password: 'appadmin-password', capabilities: ['app-admin'] });
   const appAdmin = await signInAdmin(t.url('control'), 'appadmin', 'appadmin-password');

@@ -15,7 +15,7 @@ import { runRecord, scheduleRecord } from './records.ts';
 import { bucketOf, bucketsOf } from './shards.ts';
 import { FeedBus } from './feed-bus.ts';
 import { retryBusy } from '../../store/busy.ts';
-import { readRetention, Sweeper, writeRetention } from './sweeper.ts';
+import { readSchedulerSettings, Sweeper, writeSchedulerSettings } from './sweeper.ts';
 import type { FeedEvent } from './messages.ts';
 
 runActor<SchedulesInit, SchedulesCalls, SchedulesEvent, SchedulesTells>(async (init, ctx) => {
@@ -53,6 +53,7 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent, SchedulesTells>(async (i
     }
   };
   const changed = (schedule: ScheduleRecord) => feed.publish({ type: 'schedule.changed', schedule });
+  const settingsRecord = (r: Awaited<ReturnType<typeof readSchedulerSettings>>) => ({ retentionMs: r.ms, perToken: r.perToken, updatedAt: r.updatedAt, updatedBy: r.updatedBy });
   /** One schedule within the caller's perimeter; another token's schedule does not exist for it. */
   const find = async (em: ReturnType<typeof store.em>, id: string, owner: Owner, options: { lockMode?: LockMode.PESSIMISTIC_WRITE } = {}) =>
     em.findOne(Schedule, owner === null ? { id } : { id, tokenId: owner }, options);
@@ -60,12 +61,25 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent, SchedulesTells>(async (i
   // On PostgreSQL the row stays locked until the change commits: an outcome the engine writes
   // meanwhile (FOR UPDATE too) waits for it, instead of one of them writing over the other.
   const lock = store.driver === 'postgresql' ? { lockMode: LockMode.PESSIMISTIC_WRITE as const } : {};
+  /**
+   * A token holds at most `perToken` schedules that may still fire (settings). On PostgreSQL the
+   * token's row is locked first, so that writes of one token on two nodes count one after the
+   * other; SQLite's transactions take its one write lock at BEGIN.
+   */
+  const makeRoom = async (tx: ReturnType<typeof store.em>, tokenId: string, tokenName: string | null) => {
+    if (store.driver === 'postgresql') await tx.findOne(Token, { id: tokenId }, { lockMode: LockMode.PESSIMISTIC_WRITE, fields: ['id'] });
+    const { perToken } = await readSchedulerSettings(store, tx);
+    const held = await tx.count(Schedule, { tokenId, finished: false });
+    if (held >= perToken) {
+      throw new GatewayError('schedule.too-many', `The token "${tokenName ?? tokenId}" holds ${held} schedules that may still fire, the most one token may hold (${perToken}); delete one first, or ask root to raise maxSchedules.`);
+    }
+  };
   /** Loads, changes and saves one schedule in a transaction; null when it is not the caller's. */
-  const change = async (id: string, owner: Owner, fn: (s: Schedule, tx: ReturnType<typeof store.em>) => void) => {
+  const change = async (id: string, owner: Owner, fn: (s: Schedule, tx: ReturnType<typeof store.em>) => void | Promise<void>) => {
     return retryBusy(() => store.em().transactional(async (tx) => {
       const s = await find(tx, id, owner, lock);
       if (!s) return null;
-      fn(s, tx);
+      await fn(s, tx);
       s.version += 1;
       s.updatedAt = now();
       await tx.flush();
@@ -91,9 +105,9 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent, SchedulesTells>(async (i
    * A change that may end a turn (a pending retry or deferral let go, a report that closes the
    * run): its run record reaches the feed once the change is committed.
    */
-  const ending = async (id: string, owner: Owner, fn: (s: Schedule, tx: ReturnType<typeof store.em>) => FeedEvent | null) => {
+  const ending = async (id: string, owner: Owner, fn: (s: Schedule, tx: ReturnType<typeof store.em>) => FeedEvent | null | Promise<FeedEvent | null>) => {
     let event: FeedEvent | null = null;
-    const record = await change(id, owner, (s, tx) => { event = fn(s, tx); });
+    const record = await change(id, owner, async (s, tx) => { event = await fn(s, tx); });
     if (record && event) engine.publish(event);
     return record;
   };
@@ -105,18 +119,21 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent, SchedulesTells>(async (i
   return {
     handlers: {
       'schedule.create': async ({ id: given, input, token }) => {
-        const em = store.em();
         const t = now();
         const id = given ?? `sch_${newId()}`;
-        const s = em.create(Schedule, {
-          id, bucket: bucketOf(id), ...fields(input), tokenId: token?.id ?? null, tokenName: token?.name ?? null,
-          paused: false, finished: false, stopped: null, nextRunAt: null, inFlight: null, leaseUntil: null, lastRun: null, deferrals: 0,
-          runRequest: null, version: 0, createdAt: t, updatedAt: t,
-        });
-        rearm(s);
-        await em.flush();
-        engine.consider(s.nextRunAt ?? null);
-        const record = scheduleRecord(s);
+        const made = await retryBusy(() => store.em().transactional(async (tx) => {
+          if (token) await makeRoom(tx, token.id, token.name);
+          const s = tx.create(Schedule, {
+            id, bucket: bucketOf(id), ...fields(input), tokenId: token?.id ?? null, tokenName: token?.name ?? null,
+            paused: false, finished: false, stopped: null, nextRunAt: null, inFlight: null, leaseUntil: null, lastRun: null, deferrals: 0,
+            runRequest: null, version: 0, createdAt: t, updatedAt: t,
+          });
+          rearm(s);
+          await tx.flush();
+          return { record: scheduleRecord(s), next: s.nextRunAt ?? null };
+        }));
+        engine.consider(made.next);
+        const record = made.record;
         changed(record);
         return record;
       },
@@ -147,7 +164,9 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent, SchedulesTells>(async (i
       },
       // PUT replaces every writable field; id, history and the paused state stay. A retry or
       // deferral owed under the old fields is let go: the new cadence governs.
-      'schedule.replace': ({ id, owner, input }) => thenConsider(ending(id, owner, (s, tx) => {
+      'schedule.replace': ({ id, owner, input }) => thenConsider(ending(id, owner, async (s, tx) => {
+        // A finished delayed action replaced may fire again: it counts once more.
+        if (s.finished && s.tokenId != null) await makeRoom(tx, s.tokenId, s.tokenName ?? null);
         const ended = engine.letGo(s, tx, 'the schedule was replaced');
         Object.assign(s, fields(input));
         s.finished = false;
@@ -247,15 +266,11 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent, SchedulesTells>(async (i
         feed.want(on);
         return null;
       },
-      'settings.get': async () => {
-        const r = await readRetention(store);
-        return { retentionMs: r.ms, updatedAt: r.updatedAt, updatedBy: r.updatedBy };
-      },
-      'settings.put': async ({ retentionMs, by }) => {
-        await writeRetention(store, retentionMs, now(), by);
+      'settings.get': async () => settingsRecord(await readSchedulerSettings(store)),
+      'settings.put': async ({ retentionMs, perToken, by }) => {
+        await writeSchedulerSettings(store, { ...(retentionMs === undefined ? {} : { ms: retentionMs }), ...(perToken === undefined ? {} : { perToken }) }, now(), by);
         await sweeper.sweep();
-        const r = await readRetention(store);
-        return { retentionMs: r.ms, updatedAt: r.updatedAt, updatedBy: r.updatedBy };
+        return settingsRecord(await readSchedulerSettings(store));
       },
       'engine.quiesce': async () => {
         await engine.quiesce();

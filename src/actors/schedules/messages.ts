@@ -73,6 +73,8 @@ export interface ScheduleRecord {
 
 export interface SchedulesSettingsRecord {
   readonly retentionMs: number;
+  /** Schedules one token may hold, finished delayed actions not counted. */
+  readonly perToken: number;
   /** epoch ms, null while the default holds */
   readonly updatedAt: number | null;
   readonly updatedBy: string | null;
@@ -119,8 +121,8 @@ export type SchedulesCalls = {
   /** Whether the main thread wants feed events (someone listens on this node). */
   'feed.want': { args: { on: boolean }; result: null };
   'settings.get': { args: null; result: SchedulesSettingsRecord };
-  /** Stores the retention and sweeps at once with it. */
-  'settings.put': { args: { retentionMs: number; by: string }; result: SchedulesSettingsRecord };
+  /** Stores what changed (a value left out keeps its own) and sweeps at once with the retention. */
+  'settings.put': { args: { retentionMs?: number; perToken?: number; by: string }; result: SchedulesSettingsRecord };
 };
 
 /** A call the engine asks the main thread to make through the data-plane pipeline. */

@@ -9,7 +9,7 @@ import type { Logger } from '../../log/logger.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import type { Store } from '../../store/orm.ts';
 import { Schedule, ScheduleRun, SettingRow } from '../../store/entities.ts';
-import { DEFAULT_RETENTION_MS, RETENTION_KEY } from '../../core/schedules/retention.ts';
+import { DEFAULT_PER_TOKEN, DEFAULT_RETENTION_MS, RETENTION_KEY } from '../../core/schedules/retention.ts';
 import type { FeedEvent } from './messages.ts';
 
 export const SWEEP_EVERY_MS = 3_600_000;
@@ -20,15 +20,31 @@ export interface SweepReport {
   readonly schedules: number;
 }
 
-export async function readRetention(store: Store): Promise<{ ms: number; updatedAt: number | null; updatedBy: string | null }> {
-  const row = await store.em().findOne(SettingRow, { key: RETENTION_KEY });
-  const ms = (row?.value as { ms?: unknown } | undefined)?.ms;
-  return typeof ms === 'number' ? { ms, updatedAt: row!.updatedAt, updatedBy: row!.updatedBy ?? null } : { ms: DEFAULT_RETENTION_MS, updatedAt: null, updatedBy: null };
+/** The scheduler's settings row: the history retention and the schedules one token may hold. */
+export interface StoredSchedulerSettings {
+  readonly ms: number;
+  readonly perToken: number;
+  readonly updatedAt: number | null;
+  readonly updatedBy: string | null;
 }
 
-export async function writeRetention(store: Store, ms: number, now: number, by: string): Promise<void> {
-  const em = store.em();
-  await em.upsert(SettingRow, { key: RETENTION_KEY, value: { ms }, updatedAt: now, updatedBy: by });
+export async function readSchedulerSettings(store: Store, em = store.em()): Promise<StoredSchedulerSettings> {
+  const row = await em.findOne(SettingRow, { key: RETENTION_KEY });
+  const value = (row?.value ?? {}) as { ms?: unknown; perToken?: unknown };
+  return {
+    ms: typeof value.ms === 'number' ? value.ms : DEFAULT_RETENTION_MS,
+    perToken: typeof value.perToken === 'number' ? value.perToken : DEFAULT_PER_TOKEN,
+    updatedAt: row?.updatedAt ?? null,
+    updatedBy: row?.updatedBy ?? null,
+  };
+}
+
+/** Writes what changed; a value left out keeps the stored one. */
+export async function writeSchedulerSettings(store: Store, change: { ms?: number; perToken?: number }, now: number, by: string): Promise<void> {
+  await store.em().transactional(async (tx) => {
+    const was = await readSchedulerSettings(store, tx);
+    await tx.upsert(SettingRow, { key: RETENTION_KEY, value: { ms: change.ms ?? was.ms, perToken: change.perToken ?? was.perToken }, updatedAt: now, updatedBy: by });
+  });
 }
 
 export class Sweeper {
@@ -63,7 +79,7 @@ export class Sweeper {
   }
 
   async #sweep(): Promise<SweepReport> {
-    const { ms } = await readRetention(this.o.store);
+    const { ms } = await readSchedulerSettings(this.o.store);
     const line = this.o.clock.now() - ms;
     const em = this.o.store.em();
     const gone = await em.find(Schedule, { finished: true, at: { $ne: null }, inFlight: null, updatedAt: { $lt: line } }, { fields: ['id'] });

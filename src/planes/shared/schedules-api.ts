@@ -122,7 +122,7 @@ export function addSchedulesApi(router: Router<Principal>, gw: GatewayContext, p
   router.add('POST', base, {
     summary: 'Create a schedule', tags, auth, body: SCHEDULE_DOC.body,
     description: plane === 'internal' ? 'The next turn (nextRunAt) is computed now.' : 'Refused on the control plane (wrong-plane), except for a schedules token still calling it.',
-    responses: { 201: { description: 'created', schema: SCHEDULE_DOC.schedule }, 400: { description: 'a field is refused, with its code' }, 403: { description: 'outside the token\'s perimeter, or the wrong plane' }, 404: { description: 'no such route (schedule.route-unknown)' } },
+    responses: { 201: { description: 'created', schema: SCHEDULE_DOC.schedule }, 400: { description: 'a field is refused, with its code' }, 403: { description: 'outside the token\'s perimeter, or the wrong plane' }, 404: { description: 'no such route (schedule.route-unknown)' }, 409: { description: 'the token holds as many schedules as it may (schedule.too-many, maxSchedules of GET /api/settings/schedules)' } },
   }, async (ctx) => {
     const token = writer(ctx);
     ownerOf(ctx);
@@ -155,7 +155,7 @@ export function addSchedulesApi(router: Router<Principal>, gw: GatewayContext, p
   router.add('PUT', `${base}/{id}`, {
     summary: 'Replace a schedule', tags, auth, body: SCHEDULE_DOC.body,
     description: 'Every writable field is replaced (omitted ones take their defaults); id, history and the paused state stay. The next turn is computed again.',
-    responses: { 200: { description: 'replaced', schema: SCHEDULE_DOC.schedule }, 400: { description: 'a field is refused' }, 403: { description: 'perimeter or wrong plane' }, 404: { description: 'no such schedule, or no such route' } },
+    responses: { 200: { description: 'replaced', schema: SCHEDULE_DOC.schedule }, 400: { description: 'a field is refused' }, 403: { description: 'perimeter or wrong plane' }, 404: { description: 'no such schedule, or no such route' }, 409: { description: 'a finished delayed action would fire again and the token holds as many schedules as it may (schedule.too-many)' } },
   }, async (ctx) => {
     const token = writer(ctx);
     const owner = ownerOf(ctx);
