@@ -239,7 +239,7 @@ test('retention: root alone sets it, the change is audited, the hourly sweep rem
   assert.equal(initial.operationRetention, 'P1M');
   assert.deepEqual(initial.push, { audit: false, console: false });
   assert.deepEqual(initial.dropped, { audit: 0, console: 0 });
-  for (const [body, field] of [[{ retention: 'P4M' }, 'retention'], [{ operationRetention: 'P6D' }, 'operationRetention'], [{ operationRetention: 'P2Y' }, 'operationRetention'], [{ nope: 1 }, 'nope']] as const) {
+  for (const [body, field] of [[{ retention: 'P4M' }, 'retention'], [{ operationRetention: 'P6D' }, 'operationRetention'], [{ operationRetention: 'P2Y' }, 'operationRetention'], [{ nope: 1 }, 'nope'], [{}, 'retention']] as const) {
     const a = await root.put('/api/settings/audit', body);
     assert.equal(a.status, 400, JSON.stringify(body));
     assert.equal(a.json.field, field);

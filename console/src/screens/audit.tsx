@@ -2,7 +2,8 @@
  * The Audit screen (spec 1.3 rules 2, 5, 8, 10, 14, 16; CONTRACT.md "Audit"): the trail newest
  * first within the caller's perimeter, filtered by organisation (the header's switch), part, period, free text and target kind, paged
  * with More, each line's changes opened on demand, and the selection exported as CSV (licensed
- * edition). The API decides who reads what: a caller with no audit capability reads its refusal.
+ * edition); for root, the trail's retention and its last sweep. The API decides who reads what: a
+ * caller with no audit capability reads its refusal.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, download, get } from '../api.ts';
@@ -10,6 +11,7 @@ import { holds } from '../pages.ts';
 import { useSession } from '../session.ts';
 import { ActionButton, ErrorLine, Notice } from '../components/common.tsx';
 import { AuditFilterBar } from './audit/filters.tsx';
+import { AuditSettingsPanel } from './audit/settings.tsx';
 import { EVENT_COLUMNS, EventRow } from './audit/event-row.tsx';
 import { filterQuery, NO_FILTERS, PAGE_SIZE, type AuditEvent, type AuditFilters, type AuditPage } from './audit/model.ts';
 import './audit/audit.css';
@@ -75,6 +77,8 @@ export function AuditScreen() {
         <span class="muted" role="status">{events.length} {events.length === 1 ? 'event' : 'events'} shown{next ? ', more remain' : ''}</span>
         {next && <button type="button" disabled={loading} onClick={() => void load(filters, next)}>More</button>}
       </div>
+      {/* GET /api/settings/audit answers root alone: another reader would only meet a refusal. */}
+      {holds(account.capabilities, 'root') && <AuditSettingsPanel />}
     </section>
   );
 }

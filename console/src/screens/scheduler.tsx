@@ -1,8 +1,9 @@
 /**
  * The scheduler screen (spec 1.1 rule 37): every schedule, filtered by organisation, service and
  * metadata, kept current by the live feed; a run in flight as it goes (calling, waiting for the
- * answer, accepted); pause, resume, run now, replay and delete; a schedule's run history. The
- * console creates and edits no schedule: backends do, on the internal plane.
+ * answer, accepted); pause, resume, run now, replay and delete; a schedule's run history; the
+ * history retention and the schedules per token (root changes them). The console creates and
+ * edits no schedule: backends do, on the internal plane.
  */
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { get, getPage } from '../api.ts';
@@ -13,6 +14,7 @@ import { RunHistory } from './scheduler/history.tsx';
 import { metaMatcher, metaParams, parseMetaFilter, type MetaCondition } from './scheduler/meta-filter.ts';
 import type { Schedule } from './scheduler/model.ts';
 import { ScheduleRow } from './scheduler/row.tsx';
+import { SchedulerSettings } from './scheduler/settings.tsx';
 import { useScheduleFeed } from './scheduler/use-feed.ts';
 import './scheduler.css';
 
@@ -187,6 +189,7 @@ export function SchedulerScreen() {
         </div>
       )}
       {selected && <RunHistory schedule={selected} label={selected.name ?? selected.id} utc={utc} onClose={() => setHistoryOf(null)} />}
+      <SchedulerSettings utc={utc} />
     </section>
   );
 }

@@ -174,11 +174,13 @@ export function addAuditApi(router: Router<Principal>, gw: GatewayContext): void
   router.add('PUT', '/api/settings/audit', {
     summary: 'Set the retention and the collector push (root)', tags: ['settings', ...tags], auth: 'session',
     description: 'Fields left out keep their value. A shortened retention removes the older lines at the next sweep (hourly). push is the licensed edition\'s: on the community edition switching it on is refused (licensed-edition).',
-    body: { type: 'object', additionalProperties: false, properties: { retention: SETTINGS.properties.retention, operationRetention: SETTINGS.properties.operationRetention, push: SETTINGS.properties.push } },
+    body: { type: 'object', minProperties: 1, additionalProperties: false, properties: { retention: SETTINGS.properties.retention, operationRetention: SETTINGS.properties.operationRetention, push: SETTINGS.properties.push } },
     responses: { 200: { description: 'the settings as stored', schema: SETTINGS }, ...WRITE_REFUSALS },
   }, async (ctx) => {
     requireCapability(ctx.principal, 'root');
     const f = objectBody(await ctx.json(), ['retention', 'operationRetention', 'push'], 'the audit settings');
+    // Nothing to change stores nothing (not even who asked, and when).
+    if (Object.keys(f).length === 0) throw invalidField('retention', 'Give retention, operationRetention or push, or several of them.');
     const current = await gw.audit.call('settings.get', null);
     if (f.retention !== undefined && !isAuditRetention(f.retention)) throw invalidField('retention', `retention is one of ${AUDIT_RETENTIONS.join(', ')}.`);
     if (f.operationRetention !== undefined && !isOperationRetention(f.operationRetention)) {

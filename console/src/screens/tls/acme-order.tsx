@@ -1,7 +1,8 @@
 /** An ACME order (docs/tls-acme.md): a certificate named Ask <authority>, asked once placed. */
 import { useState } from 'preact/hooks';
 import { ActionButton, ErrorLine, Notice } from '../../components/common.tsx';
-import { Field, NamesField, type FormProps } from './field.tsx';
+import { Field } from '../../components/field.tsx';
+import { NamesField, type FormProps } from './field.tsx';
 import { splitNames, type Acme } from './types.ts';
 
 export function AcmeOrderForm({ create, acme }: FormProps & { acme: Acme }) {

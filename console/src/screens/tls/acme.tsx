@@ -6,7 +6,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../../api.ts';
 import { ActionButton, ErrorLine, Notice } from '../../components/common.tsx';
 import { RemoveButton } from './confirm.tsx';
-import { Field } from './field.tsx';
+import { Field } from '../../components/field.tsx';
 import { PemInput } from './pem-input.tsx';
 import type { Acme } from './types.ts';
 

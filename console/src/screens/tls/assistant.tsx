@@ -5,7 +5,7 @@
  * application. Static steps, filled with this gateway's names and ports.
  */
 import { useState } from 'preact/hooks';
-import { Field } from './field.tsx';
+import { Field } from '../../components/field.tsx';
 import { httpsUrl, portOf, type TlsSettings } from './types.ts';
 
 type Os = 'linux' | 'macos' | 'windows';

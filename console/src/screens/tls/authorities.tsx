@@ -7,7 +7,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../../api.ts';
 import { ActionButton, ErrorLine, formatTime } from '../../components/common.tsx';
 import { RemoveButton } from './confirm.tsx';
-import { Field } from './field.tsx';
+import { Field } from '../../components/field.tsx';
 import { PemInput } from './pem-input.tsx';
 import type { TrustedAuthority } from './types.ts';
 

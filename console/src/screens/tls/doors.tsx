@@ -6,7 +6,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../../api.ts';
 import { ActionButton, ErrorLine } from '../../components/common.tsx';
-import { Field } from './field.tsx';
+import { Field } from '../../components/field.tsx';
 import { PLANE_LABEL, splitNames, type Door, type TlsSettings } from './types.ts';
 
 function InternalNames({ door }: { door: Door }) {

@@ -1,21 +1,5 @@
-/**
- * The fields the forms of this screen share. A labelled control keeps its hint out of the label
- * and ties it with aria-describedby, so the control's name is the label's words alone.
- */
-import { cloneElement, type ComponentChildren, type VNode } from 'preact';
-import { useId } from 'preact/hooks';
-
-export function Field(props: { label: ComponentChildren; hint?: ComponentChildren; grow?: boolean; children: VNode<Record<string, unknown>> }) {
-  const id = useId();
-  const hintId = `${id}-hint`;
-  return (
-    <div class={props.grow ? 'field grow' : 'field'}>
-      <label for={id}>{props.label}</label>
-      {cloneElement(props.children, { id, ...(props.hint ? { 'aria-describedby': hintId } : {}) })}
-      {props.hint && <span class="muted hint" id={hintId}>{props.hint}</span>}
-    </div>
-  );
-}
+/** The fields the certificate forms of this screen share. */
+import { Field } from '../../components/field.tsx';
 
 /** What each way of obtaining a certificate is given: the POST /api/certificates it makes. */
 export interface FormProps {

@@ -5,7 +5,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { get } from '../../api.ts';
 import { ActionButton, ErrorLine, formatTime, Notice } from '../../components/common.tsx';
-import { Field, type FormProps } from './field.tsx';
+import { Field } from '../../components/field.tsx';
+import { type FormProps } from './field.tsx';
 import type { MountCandidate } from './types.ts';
 
 export function FileForm({ create }: FormProps) {

@@ -2,7 +2,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../../api.ts';
 import { ActionButton, ErrorLine, formatDuration } from '../../components/common.tsx';
-import { Field } from './field.tsx';
+import { Field } from '../../components/field.tsx';
 import type { TlsSettings } from './types.ts';
 
 const TWO_YEARS = 63_072_000;
