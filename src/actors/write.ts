@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/core';
-import type { Store } from '../store/orm.ts';
+import { lockConfiguration, type Store } from '../store/orm.ts';
 import { Change } from '../store/entities.ts';
 import { retryBusy } from '../store/busy.ts';
 import { insertEventsIn, type AuditRow } from '../store/audit.ts';
@@ -30,6 +30,7 @@ export interface WriteDeps {
 export async function write<T>(deps: WriteDeps, kind: string, fn: (em: EntityManager, audit: AuditNotes) => Promise<T>): Promise<T> {
   let lines: AuditRow[] = [];
   const result = await retryBusy(() => deps.store.em().transactional(async (em) => {
+    await lockConfiguration(em, deps.store.driver);
     const audit = new AuditNotes();
     const out = await fn(em, audit);
     // `false` is a write that found nothing to change (an unknown id): no node needs to reload.

@@ -127,6 +127,8 @@ export async function openStore(options: StoreOptions, open: OpenOptions = {}): 
 
 // Any constant shared by every node: the key of the advisory lock that serialises migrations.
 const MIGRATION_LOCK = 0x6d65_6572; // "meer"
+/** Held by each configuration write on PostgreSQL, for its transaction (see `lockConfiguration`). */
+const CONFIGURATION_LOCK = 0x6b61_7400; // "kat"
 
 interface RawConnection {
   query(sql: string): Promise<unknown>;
@@ -153,4 +155,17 @@ export async function migrate(store: Store): Promise<string[]> {
   } finally {
     await knex.client.releaseConnection(conn);
   }
+}
+
+/**
+ * Configuration writes of a cluster, one after the other: the first statement of each write's
+ * transaction on PostgreSQL, released at its commit or rollback. Each write checks its rules (no
+ * role cycle, no role deleted while named, one certificate per name and plane, create or replace
+ * by id) against rows it reads in its transaction; at READ COMMITTED two nodes writing at once
+ * would each pass the check on rows without the other's write. Reads after the lock see every
+ * write committed before it. SQLite's transactions take its one write lock at BEGIN already.
+ */
+export async function lockConfiguration(em: EntityManager, driver: Store['driver']): Promise<void> {
+  if (driver !== 'postgresql') return;
+  await em.getConnection().execute(`select pg_advisory_xact_lock(${CONFIGURATION_LOCK})`, [], 'all', em.getTransactionContext());
 }

@@ -125,3 +125,49 @@ test('the change bus connects again after its connection is cut, and says so onc
     await t.close();
   }
 });
+
+test('two nodes writing the configuration at once keep its rules, and never answer 500', cluster, async () => {
+  const a = await startTestGateway({ GATEWAY_NODE_NAME: 'node-a' });
+  const b = await startTestGateway({ GATEWAY_NODE_NAME: 'node-b' }, a.db);
+  const db = new pg.Client({ connectionString: a.db.databaseUrl });
+  await db.connect();
+  try {
+    const onA = await signInAdmin(a.url('control'));
+    const onB = await signInAdmin(b.url('control'));
+    for (let round = 0; round < 4; round++) {
+      // Each node alone refuses a cycle; at once, each read the other's role without the other's implies.
+      const [x, y] = await Promise.all([onA.put(`/api/roles/ca${round}`, { implies: [`cb${round}`] }), onB.put(`/api/roles/cb${round}`, { implies: [`ca${round}`] })]);
+      const statuses = [x.status, y.status].sort();
+      assert.ok(statuses.every((s) => s !== 500), `${x.status} ${x.text} / ${y.status} ${y.text}`);
+      // The first to be written has no role to imply yet (400 role.unknown) or creates it; never both with each other.
+      // Read from the database: a node's view follows the other's write a moment later.
+      const rows = (await db.query('select name, implies from roles where name = any($1)', [[`ca${round}`, `cb${round}`]])).rows as Array<{ name: string; implies: string[] | string }>;
+      const impliesOf = (name: string) => {
+        const v = rows.find((r) => r.name === name)?.implies;
+        return typeof v === 'string' ? JSON.parse(v) as string[] : v ?? [];
+      };
+      const ca = impliesOf(`ca${round}`);
+      const cb = impliesOf(`cb${round}`);
+      assert.ok(!(ca.includes(`cb${round}`) && cb.includes(`ca${round}`)), `no cycle: ${JSON.stringify(rows)}`);
+
+      // The same id created on both nodes at once: one creates, the other replaces.
+      const route = { upstream: 'http://127.0.0.1:9', paths: [`/r${round}`] };
+      const made = await Promise.all([onA.put(`/api/routes/r${round}`, route), onB.put(`/api/routes/r${round}`, route)]);
+      assert.deepEqual(made.map((m) => m.status).sort(), [200, 201], made.map((m) => `${m.status} ${m.text}`).join(' / '));
+
+      // A role deleted on one node while a route names it on the other: one of the two is refused.
+      await onA.put(`/api/roles/ghost${round}`, {});
+      const [gone, named] = await Promise.all([onA.del(`/api/roles/ghost${round}`), onB.put(`/api/routes/g${round}`, { upstream: 'http://127.0.0.1:9', paths: [`/g${round}`], rule: { roles: [`ghost${round}`] } })]);
+      assert.ok([gone.status, named.status].every((s) => s < 500), `${gone.status} ${gone.text} / ${named.status} ${named.text}`);
+      assert.ok(!(gone.status === 204 && named.status < 300), `a route names a role that no longer exists: ${gone.status} / ${named.status} ${named.text}`);
+
+      // Deleted on both at once: once.
+      const dropped = await Promise.all([onA.del(`/api/routes/r${round}`), onB.del(`/api/routes/r${round}`)]);
+      assert.deepEqual(dropped.map((d) => d.status).sort(), [204, 404], dropped.map((d) => `${d.status} ${d.text}`).join(' / '));
+    }
+  } finally {
+    await db.end();
+    await b.close();
+    await a.close();
+  }
+});
