@@ -120,3 +120,16 @@ test('five failures lock the name; the sixth try is 429 even with the right pass
   assert.ok(Number(right.headers['retry-after']) > 0);
   assert.ok(t.logs.some((r) => r.msg === 'sign-in locked'));
 });
+
+test('attempts sent at once are checked no more than the failures left: one lock, one line', async () => {
+  const name = 'burst-visitor';
+  const count = (msg: string) => t.logs.filter((r) => r.msg === msg).length;
+  const [refusedBefore, lockedBefore] = [count('sign-in refused'), count('sign-in locked')];
+  const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => call(`${control}/api/session`, { method: 'POST', body: { name, password: `guess ${i} password` } })));
+  const statuses = answers.map((a) => a.status);
+  assert.equal(statuses.filter((s) => s === 401).length, 4, `four refused, the fifth locks: ${statuses.join(' ')}`);
+  assert.equal(statuses.filter((s) => s === 429).length, 26);
+  assert.ok(answers.every((a) => a.status === 401 || a.json.code === 'signin.locked'));
+  assert.equal(count('sign-in refused') - refusedBefore, 4, 'five passwords were checked in all');
+  assert.equal(count('sign-in locked') - lockedBefore, 1, 'the lock is tripped once');
+});

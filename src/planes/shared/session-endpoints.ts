@@ -103,14 +103,21 @@ export function addSessionEndpoints(router: Router<Principal>, gw: GatewayContex
       throw new GatewayError('origin-mismatch', `Sign-in must come from the origin it is sent to, not ${origin}.`);
     }
 
-    // Refused while locked: the trail has the attempt that tripped the lock, and nothing after (rule 8).
-    const lockedMs = throttle.locked(name);
-    if (lockedMs > 0) {
-      throw new GatewayError('signin.locked', undefined, undefined, { retryAfter: Math.ceil(lockedMs / 1000) });
+    // Refused while locked, or while as many attempts are in flight as failures are left: the trail
+    // has the attempt that tripped the lock, and nothing after (rule 8).
+    const waitMs = throttle.begin(name);
+    if (waitMs > 0) {
+      throw new GatewayError('signin.locked', undefined, undefined, { retryAfter: Math.ceil(waitMs / 1000) });
     }
     const account = gw.config.view.accountsByName.get(name);
-    // The same work for an unknown name, so timing does not tell which names exist.
-    const ok = await gw.pool.verifyPassword(password, account?.passwordHash ?? DECOY_HASH);
+    let ok: boolean;
+    try {
+      // The same work for an unknown name, so timing does not tell which names exist.
+      ok = await gw.pool.verifyPassword(password, account?.passwordHash ?? DECOY_HASH);
+    } catch (err) {
+      throttle.fail(name);
+      throw err;
+    }
     // An application's door is shut outside the member's organisation hours, as its routes are.
     const organisation = account?.organisation ? gw.config.view.organisations.get(account.organisation) : undefined;
     const outsideHours = scope === 'app' && organisation !== undefined && !withinHours(organisation.hours, gw.clock.now());
