@@ -118,6 +118,10 @@ async function callThrough(view: ConfigView, pools: UpstreamPools, call: Schedul
   const query = call.path.indexOf('?');
   let upstream;
   try {
+    if (call.unsealable !== undefined && call.unsealable.length > 0) {
+      const names = call.unsealable.join(', ');
+      throw new GatewayError('vault.unsealable', `The vault value${call.unsealable.length > 1 ? 's' : ''} ${names} named by this schedule's headers cannot be opened with this node's vault master key; nothing was sent.`);
+    }
     ({ upstream } = pass(view, pools, {
       method: call.method,
       // The call is made under the route's first name: the issuer of a signed identity follows it.

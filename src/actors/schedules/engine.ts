@@ -346,31 +346,36 @@ export class Engine {
 
   /** The call as the schedule stands now (a replay sends the current payload). */
   async #callOf(s: CallSource, f: Flight): Promise<ScheduledCall> {
+    const { headers, unsealable } = await this.#resolveHeaders(s);
     return {
       scheduleId: s.id, runId: f.runId, attempt: f.attempt, routeId: s.routeId, method: s.method, path: s.path,
-      headers: await this.#resolveHeaders(s), body: s.body ?? null, contentType: s.contentType ?? null,
+      headers, body: s.body ?? null, contentType: s.contentType ?? null,
       roles: s.roles, organisation: s.organisation ?? null, timeoutMs: s.timeoutMs, tokenId: s.tokenId,
+      ...(unsealable.length > 0 ? { unsealable } : {}),
     };
   }
 
   /**
    * `${name}` / `$name` from one scope: the organisation's vault when the schedule has one, else
    * the application's (spec 1.1 rule 27). An organisation's schedule never reads the application's
-   * values, so nothing of one tenant's calls comes from outside its scope; unknown names stay.
+   * values, so nothing of one tenant's calls comes from outside its scope; unknown names stay. A
+   * name this node holds but cannot open is listed: the call is refused rather than sent with it.
    */
-  async #resolveHeaders(s: CallSource): Promise<Record<string, string>> {
+  async #resolveHeaders(s: CallSource): Promise<{ headers: Record<string, string>; unsealable: string[] }> {
     const names = [...new Set(Object.values(s.headers).flatMap(referencedNames))];
-    if (names.length === 0) return s.headers;
+    if (names.length === 0) return { headers: s.headers, unsealable: [] };
     const rows = await this.o.store.em().find(VaultEntry, { scope: vaultScope(s.organisation ?? null), name: { $in: names } });
     const values = new Map<string, string>();
+    const unsealable: string[] = [];
     for (const r of rows) {
       try {
         values.set(r.name, unseal(this.o.masterKey, r.id, r.sealed));
       } catch (err) {
+        unsealable.push(r.name);
         this.o.log.error('a vault value named by a schedule cannot be unsealed on this node', { schedule: s.id, name: r.name, reason: (err as Error).message });
       }
     }
-    return Object.fromEntries(Object.entries(s.headers).map(([k, v]) => [k, resolveReferences(v, (n) => values.get(n))]));
+    return { headers: Object.fromEntries(Object.entries(s.headers).map(([k, v]) => [k, resolveReferences(v, (n) => values.get(n))])), unsealable };
   }
 
   /**

@@ -143,6 +143,12 @@ export interface ScheduledCall {
   readonly timeoutMs: number;
   /** The token that wrote the schedule: it bounds every call (null on rows older than that rule). */
   readonly tokenId: string | null;
+  /**
+   * Vault values the headers name that this node cannot open (another vault key): the call is
+   * refused unsent (503 `vault.unsealable`, tried again, maybe by another node) rather than sent
+   * with the reference's text in place of the secret.
+   */
+  readonly unsealable?: readonly string[];
 }
 
 /**
