@@ -1,9 +1,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { createPrivateKey } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
 import { GatewayError } from '../../src/http/errors.ts';
-import { hasPrivateKey, keyMatches, readCertificate, readPrivateKey, splitPem } from '../../src/core/tls/pem.ts';
+import { hasPrivateKey, keyMatches, pemBlocks, readCertificate, readPrivateKey, splitPem } from '../../src/core/tls/pem.ts';
 import { openSslKit, type OpenSslKit } from '../helpers/openssl.ts';
 
 let kit: OpenSslKit;
@@ -116,4 +117,28 @@ test('keyMatches pairs a leaf with its own key only', () => {
   assert.equal(keyMatches(leaf.cert, ca.key), false);
   assert.equal(keyMatches(leaf.cert, kit.read('rsa8.pem')), false, 'a key of another type is no match either');
   assert.throws(() => keyMatches(leaf.cert, kit.read('enc.pem')), refusal('tls.key-invalid', /passphrase/));
+});
+
+test('pemBlocks finds the blocks the lazy expression found, on texts made at random', () => {
+  const LAZY = /-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END \1-----/g;
+  const pieces = ['-----BEGIN A-----', '-----END A-----', '-----BEGIN B C-----', '-----END B C-----', '-----BEGIN B-----', '-----END B-----', 'xyz', '\n', '-----', 'MIIB', ' '];
+  let seed = 7;
+  const random = (n: number) => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed % n; };
+  for (let round = 0; round < 2000; round++) {
+    const text = Array.from({ length: random(24) }, () => pieces[random(pieces.length)]).join('');
+    const want = [...text.matchAll(LAZY)].map((m) => ({ label: m[1], body: m[2], text: m[0] }));
+    assert.deepEqual(pemBlocks(text), want, JSON.stringify(text));
+  }
+});
+
+// The lazy expression held its thread about twenty seconds on this text (an actor, and /readyz with
+// it). A synchronous call cannot be timed out from its own thread: it runs in a child process,
+// given ten seconds, far above the milliseconds one pass takes.
+test('pemBlocks reads a megabyte of BEGIN lines without an END, not in quadratic time', () => {
+  const module = new URL('../../src/core/tls/pem.ts', import.meta.url).href;
+  const script = `const { pemBlocks } = await import(${JSON.stringify(module)});
+const text = '-----BEGIN A-----\\n'.repeat(55000) + '-----BEGIN CERTIFICATE-----\\nMIIB\\n-----END CERTIFICATE-----\\n';
+process.stdout.write(pemBlocks(text).map((b) => b.label).join(','));`;
+  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { timeout: 10_000, encoding: 'utf8' });
+  assert.equal(out, 'CERTIFICATE');
 });

@@ -7,6 +7,7 @@
 import { X509Certificate } from 'node:crypto';
 import { GatewayError, invalidField } from '../../http/errors.ts';
 import { objectBody, requiredString } from '../validate.ts';
+import { pemBlocks } from './pem.ts';
 
 export interface AuthorityPem {
   /** Each certificate's subject, one line (`CN=Acme Root, O=Acme`), in the order of the PEM. */
@@ -22,7 +23,6 @@ export interface AuthorityPem {
 
 /** Any private key block, whatever its kind (PKCS#8, RSA, EC, OpenSSH, encrypted). */
 const PRIVATE_KEY = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/i;
-const BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END \1-----/g;
 
 function invalid(sentence: string, field: string): GatewayError {
   return new GatewayError('tls.certificate-invalid', sentence, field);
@@ -41,12 +41,12 @@ export function readAuthorityPem(pem: string, field = 'pem'): AuthorityPem {
   }
   const certs: X509Certificate[] = [];
   let index = 0;
-  for (const m of pem.matchAll(BLOCK)) {
+  for (const block of pemBlocks(pem)) {
     index++;
-    const label = m[1]!;
+    const label = block.label;
     if (label !== 'CERTIFICATE') throw invalid(`Block ${index} of the PEM is a ${label}; a trusted authority holds certificates only.`, field);
     try {
-      certs.push(new X509Certificate(m[0]));
+      certs.push(new X509Certificate(block.text));
     } catch {
       throw invalid(`Certificate ${index} of the PEM cannot be read as an X.509 certificate.`, field);
     }

@@ -31,13 +31,51 @@ export interface CertInfo {
   readonly chainPem: string;
 }
 
-const BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END \1-----/g;
+/** A BEGIN or END line's marker; no span between them is matched by an expression. */
+const MARKER = /-----(BEGIN|END) ([A-Z0-9 ]+)-----/g;
+
+export interface RawBlock {
+  readonly label: string;
+  /** What lies between the BEGIN and END lines. */
+  readonly body: string;
+  /** The block from BEGIN to END, as written. */
+  readonly text: string;
+}
+
+/**
+ * The blocks of a PEM text: each BEGIN with the first END of its label after it, text between
+ * blocks ignored, a BEGIN without its END skipped. The same blocks as the expression
+ * `-----BEGIN (L)-----[\s\S]*?-----END \1-----`, whose lazy span rescans the rest of the text
+ * for every BEGIN that has no END: a megabyte of BEGIN lines held an actor for twenty seconds.
+ * Here the markers are found in one pass and each END is looked up by label.
+ */
+export function pemBlocks(text: string): RawBlock[] {
+  const markers = [...text.matchAll(MARKER)].map((m) => ({ begin: m[1] === 'BEGIN', label: m[2]!, at: m.index!, after: m.index! + m[0].length }));
+  // Each label's END markers in order, and how far the search among them has gone.
+  const ends = new Map<string, number[]>();
+  markers.forEach((m, i) => { if (!m.begin) (ends.get(m.label) ?? ends.set(m.label, []).get(m.label)!).push(i); });
+  const next = new Map<string, number>();
+  const blocks: RawBlock[] = [];
+  for (let i = 0; i < markers.length; i++) {
+    const m = markers[i]!;
+    if (!m.begin) continue;
+    const list = ends.get(m.label) ?? [];
+    let k = next.get(m.label) ?? 0;
+    while (k < list.length && list[k]! < i) k++;
+    next.set(m.label, k);
+    if (k === list.length) continue;
+    const end = markers[list[k]!]!;
+    blocks.push({ label: m.label, body: text.slice(m.after, end.at), text: text.slice(m.at, end.after) });
+    i = list[k]!;
+  }
+  return blocks;
+}
 
 export function splitPem(text: string): PemBlock[] {
   const blocks: PemBlock[] = [];
-  for (const match of text.replace(/\r\n?/g, '\n').matchAll(BLOCK)) {
-    const type = match[1] ?? '';
-    const lines = (match[2] ?? '').split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  for (const block of pemBlocks(text.replace(/\r\n?/g, '\n'))) {
+    const type = block.label;
+    const lines = block.body.split('\n').map((l) => l.trim()).filter((l) => l !== '');
     // Legacy encrypted keys carry "Proc-Type:" and "DEK-Info:" headers, then a blank line.
     const headers = lines.filter((l) => l.includes(':'));
     const base64 = lines.filter((l) => !l.includes(':')).join('');
