@@ -11,7 +11,7 @@ import type { Browser, Locator } from 'playwright-core';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { signInAdmin, type Admin } from '../helpers/admin.ts';
 import { advanceClock } from '../helpers/scheduler.ts';
-import { launchBrowser, openConsole, signInThroughPage, type ConsolePage } from '../helpers/browser.ts';
+import { inParis, launchBrowser, openScreen, type ConsolePage } from '../helpers/browser.ts';
 import { until } from '../helpers/until.ts';
 
 let t: TestGateway;
@@ -42,17 +42,7 @@ async function settings(): Promise<any> {
 /** What a refused PUT leaves alone (`dropped` moves on its own). */
 const chosen = (s: any) => ({ retention: s.retention, operationRetention: s.operationRetention, push: s.push, updatedAt: s.updatedAt, updatedBy: s.updatedBy });
 
-/** The time as the operator in Paris reads it (the browser context's zone and locale). */
-const inParis = (epoch: number) => new Date(epoch * 1000).toLocaleString('en-GB', {
-  timeZone: 'Europe/Paris', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
-});
-
-async function openAudit(name = 'root', password?: string): Promise<ConsolePage> {
-  const c = await openConsole(browser, control);
-  await signInThroughPage(c, name, password, '/audit');
-  await c.page.getByRole('heading', { level: 1, name: 'Audit' }).waitFor();
-  return c;
-}
+const openAudit = (name = 'root', password?: string): Promise<ConsolePage> => openScreen(browser, control, '/audit', 'Audit', name, password);
 
 const panelOf = (c: ConsolePage): Locator => c.page.getByRole('region', { name: 'Settings' });
 

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { adminWith, putOk, signInAdmin, type Admin } from '../helpers/admin.ts';
-import { expectRefusedScreen, launchBrowser, openConsole, signInThroughPage, tableReader, type ConsolePage } from '../helpers/browser.ts';
+import { expectRefusedScreen, inParis, launchBrowser, openConsole, signInThroughPage, tableReader, type ConsolePage } from '../helpers/browser.ts';
 import { until } from '../helpers/until.ts';
 
 let t: TestGateway;
@@ -48,10 +48,6 @@ const rows = TRAIL.read;
 const rowsWhen = (page: Page, pred: (r: Awaited<ReturnType<typeof rows>>) => boolean, what: string) =>
   TRAIL.when(page, pred, what, (r) => r.map((x) => [x.action, x.target]));
 
-/** The time as the operator in Paris reads it (the browser context's zone and locale). */
-const inParis = (epoch: number) => new Date(epoch * 1000).toLocaleString('en-GB', {
-  timeZone: 'Europe/Paris', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
-});
 /** A `datetime-local` value in Paris. */
 const localInput = (epoch: number) => new Date(epoch * 1000).toLocaleString('sv-SE', { timeZone: 'Europe/Paris' }).replace(' ', 'T');
 

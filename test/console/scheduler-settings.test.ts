@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import type { Browser, Locator } from 'playwright-core';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { signInAdmin, type Admin } from '../helpers/admin.ts';
-import { launchBrowser, openConsole, signInThroughPage, type ConsolePage } from '../helpers/browser.ts';
+import { inParis, launchBrowser, openScreen, type ConsolePage } from '../helpers/browser.ts';
 import { until } from '../helpers/until.ts';
 
 let t: TestGateway;
@@ -35,17 +35,7 @@ async function settings(admin: Admin = root): Promise<any> {
   return a.json;
 }
 
-/** The time as the operator in Paris reads it (the browser context's zone and locale). */
-const inParis = (epoch: number) => new Date(epoch * 1000).toLocaleString('en-GB', {
-  timeZone: 'Europe/Paris', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
-});
-
-async function openScheduler(name = 'root', password?: string): Promise<ConsolePage> {
-  const c = await openConsole(browser, control);
-  await signInThroughPage(c, name, password, '/scheduler');
-  await c.page.getByRole('heading', { level: 1, name: 'Scheduler' }).waitFor();
-  return c;
-}
+const openScheduler = (name = 'root', password?: string): Promise<ConsolePage> => openScreen(browser, control, '/scheduler', 'Scheduler', name, password);
 
 const panelOf = (c: ConsolePage): Locator => c.page.getByRole('region', { name: 'Settings' });
 

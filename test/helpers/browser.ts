@@ -64,6 +64,19 @@ export async function signInThroughPage(c: ConsolePage, name = 'root', password 
   await c.page.getByRole('button', { name: 'Sign out' }).waitFor();
 }
 
+/** Epoch seconds as the console shows them in the pages `openConsole` makes (Paris, en-GB). */
+export const inParis = (epoch: number): string => new Date(epoch * 1000).toLocaleString('en-GB', {
+  timeZone: 'Europe/Paris', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
+});
+
+/** A console page signed in and on `path`, once its screen's heading shows. */
+export async function openScreen(browser: Browser, base: string, path: string, heading: string, name = 'root', password?: string): Promise<ConsolePage> {
+  const c = await openConsole(browser, base);
+  await signInThroughPage(c, name, password, path);
+  await c.page.getByRole('heading', { level: 1, name: heading }).waitFor();
+  return c;
+}
+
 export interface RefusedScreen {
   readonly name: string;
   readonly password: string;
