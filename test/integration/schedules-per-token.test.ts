@@ -11,6 +11,7 @@ import { signInAdmin, type Admin } from '../helpers/admin.ts';
 import { call } from '../helpers/http.ts';
 import { advanceClock, internalWith, schedulingStand, schedulesToken } from '../helpers/scheduler.ts';
 import type { Upstream } from '../helpers/upstream.ts';
+import { until } from '../helpers/until.ts';
 
 let t: TestGateway;
 let root: Admin;
@@ -34,15 +35,6 @@ const asFirst = internalWith(() => t.url('internal'), () => first);
 const asSecond = internalWith(() => t.url('internal'), () => second);
 const clockNow = async () => (await call(`${t.url('control')}/__clock`)).json.now as number;
 const every = (path: string) => ({ routeId: 'billing', path, every: 'PT1H', roles: ['jobs'] });
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  for (let i = 0; i < 400; i++) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    await new Promise((res) => setTimeout(res, 25));
-  }
-  assert.fail(`timed out waiting for ${what}`);
-}
 
 async function held(as: typeof asFirst): Promise<Array<{ id: string; finished: boolean }>> {
   const list = await as('GET', '/api/schedules?limit=100');
@@ -119,7 +111,7 @@ test('a finished delayed action does not count, until a replace would let it fir
   assert.equal((await asFirst('POST', '/api/schedules', every('/billing/c1'))).status, 409, 'two may fire: the bound is reached');
 
   await advanceClock(t.url('control'), 'PT2M');
-  await until('the delayed action to finish', async () => ((await asFirst('GET', `/api/schedules/${once.id}`)).json.finished ? true : undefined));
+  await until(async () => ((await asFirst('GET', `/api/schedules/${once.id}`)).json.finished ? true : undefined), 'the delayed action to finish');
   assert.equal((await asFirst('POST', '/api/schedules', every('/billing/c1'))).status, 201, 'the finished one left room');
 
   const later = new Date((await clockNow()) + 3_600_000).toISOString().replace(/\.\d+Z$/, 'Z');
