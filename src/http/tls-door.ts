@@ -26,6 +26,13 @@ const ACME_TLS_ALPN = 'acme-tls/1';
 /** A client that has not finished its handshake by then is cut off. */
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 
+/** The local address a connection reached, as a certificate's IP entry writes it (no IPv4-mapped prefix). */
+function addressCalled(raw: Socket): string | undefined {
+  const local = raw.localAddress;
+  if (local === undefined || local === '') return undefined;
+  return local.startsWith('::ffff:') && local.includes('.') ? local.slice(7) : local;
+}
+
 export interface TlsDoorOptions extends DoorOptions {
   /**
    * The context for a handshake that asked `serverName` (undefined: it named none, rule 9's
@@ -238,7 +245,9 @@ export async function openTlsDoor(opts: TlsDoorOptions): Promise<TlsDoor> {
       raw.off('data', onData);
       clearTimeout(timer);
       if (hello.kind !== 'hello') return refuse(raw, new Error(hello.kind === 'invalid' ? hello.reason : 'ClientHello too large'), undefined);
-      secure(raw, received, hello.serverName, hello.protocols);
+      // A client that calls an address sends no name (RFC 6066 forbids literal addresses): the
+      // address it reached stands for the name, so a certificate carrying that IP entry serves it (rule 1).
+      secure(raw, received, hello.serverName ?? addressCalled(raw), hello.protocols);
     };
     raw.on('data', onData);
     raw.on('error', () => raw.destroy());

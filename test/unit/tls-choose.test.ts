@@ -12,6 +12,9 @@ const shopExpired = cert('shop-expired', ['shop.example.com'], NOW - DAY, 50);
 const wildcard = cert('wildcard', ['*.example.com'], NOW + 60 * DAY, 200);
 const address = cert('address', ['10.0.0.1', '::1'], NOW + 10 * DAY, 100);
 const oldest = cert('oldest', ['legacy.example.org'], NOW + 5 * DAY, 10);
+/** A renewal placed before its start: valid longest, but not yet. */
+const shopEarly: Candidate = { ...cert('shop-early', ['shop.example.com'], NOW + 120 * DAY, 500), notBefore: NOW + 10 * DAY };
+const shopJustMade: Candidate = { ...cert('shop-just-made', ['shop.example.com'], NOW + 100 * DAY, 600), notBefore: NOW + 60 };
 
 interface Row {
   readonly rule: string;
@@ -26,6 +29,8 @@ const table: Row[] = [
   { rule: 'two carry it: the one valid longest', placed: [shop, shopLonger], serverName: 'shop.example.com', expect: { kind: 'match', id: 'shop-longer' } },
   { rule: 'the longest regardless of the order given', placed: [shopLonger, shop], serverName: 'shop.example.com', expect: { kind: 'match', id: 'shop-longer' } },
   { rule: 'a valid one beats an expired one placed earlier', placed: [shopExpired, shop], serverName: 'shop.example.com', expect: { kind: 'match', id: 'shop' } },
+  { rule: 'a valid one beats one valid longer that has not started', placed: [shop, shopEarly], serverName: 'shop.example.com', expect: { kind: 'match', id: 'shop' } },
+  { rule: 'a start a minute ahead is clocks disagreeing, not a certificate not valid yet', placed: [shop, shopJustMade], serverName: 'shop.example.com', expect: { kind: 'match', id: 'shop-just-made' } },
   { rule: 'an expired one still answers its name when nothing else carries it', placed: [oldest, shopExpired], serverName: 'shop.example.com', expect: { kind: 'match', id: 'shop-expired' } },
   { rule: 'a wildcard carries a one-label name', placed: [oldest, wildcard], serverName: 'api.example.com', expect: { kind: 'match', id: 'wildcard' } },
   { rule: 'no preference of an exact name over a wildcard: the wildcard valid longer wins', placed: [shop, wildcard], serverName: 'shop.example.com', expect: { kind: 'match', id: 'wildcard' } },

@@ -6,13 +6,14 @@ import type { ActorHandlers } from '../../workers/actor-runtime.ts';
 import { checkDoor, nameTakenRefusal, namesTakenByOtherPlane } from '../../core/tls/door-names.ts';
 import { covers } from '../../core/tls/names.ts';
 import { PLANE_NAMES, type CertCalls, type DoorPlane } from './messages.ts';
-import { loadRows } from './records.ts';
-import { readTlsSettings, writeDoors } from './tls-settings.ts';
+import { loadRows, servingOn } from './records.ts';
+import { checkLeaving } from './safety.ts';
+import { readTlsSettings, readTraffic, writeDoors } from './tls-settings.ts';
 import type { CertDeps } from './deps.ts';
 
 export function doorHandlers(deps: CertDeps): ActorHandlers<Pick<CertCalls, 'tls.door'>> {
   return {
-    'tls.door': async ({ plane, door }) => {
+    'tls.door': async ({ plane, door, via }) => {
       if (plane !== 'console' && plane !== 'app') throw invalidField('plane', 'Doors are declared for the console and app planes.');
       const asked = checkDoor(door);
       await write(deps, 'tls', async (em, audit) => {
@@ -31,6 +32,17 @@ export function doorHandlers(deps: CertDeps): ActorHandlers<Pick<CertCalls, 'tls
         }
         const before = settings.doors[plane];
         if (JSON.stringify(before) === JSON.stringify(asked)) return false;
+        // A mode leaves placed certificates inactive: it may not take away the last one serving.
+        const { rows, placements } = await loadRows(em);
+        const placedHere = placements.filter((p) => p.plane === plane).length;
+        if (placedHere > 0) {
+          const nowS = Math.floor(deps.now() / 1000);
+          checkLeaving(plane, {
+            placedAfter: placedHere,
+            servingBefore: servingOn(rows, placements, settings.doors, plane, deps.masterKey, nowS),
+            servingAfter: servingOn(rows, placements, { ...settings.doors, [plane]: asked }, plane, deps.masterKey, nowS),
+          }, settings.httpOff, await readTraffic(em, deps.now()), via ?? null);
+        }
         await writeDoors(em, { ...settings.doors, [plane]: asked }, deps.now(), deps.caller()?.account ?? null);
         audit.note({ action: 'tls.door', target: { kind: 'settings', id: `tls.door.${plane}`, name: 'tls' }, before: { plane, ...before }, after: { plane, ...asked } });
         return true;

@@ -7,8 +7,8 @@ import { covers } from '../../core/tls/names.ts';
 import { GatewayError, invalidField } from '../../http/errors.ts';
 import { write, type WriteDeps } from '../write.ts';
 import type { ActorHandlers } from '../../workers/actor-runtime.ts';
-import { PLANE_NAMES, TLS_PLANES, type CertCalls, type CertRecord, type NewCertificate, type TlsPlane } from './messages.ts';
-import { keyContext, loadRows } from './records.ts';
+import { PLANE_NAMES, TLS_PLANES, type CertCalls, type CertRecord, type NewCertificate, type Placement, type TlsPlane, type Via } from './messages.ts';
+import { keyContext, loadRows, servingOn } from './records.ts';
 import { readTlsSettings, readTraffic } from './tls-settings.ts';
 import { checkLeaving } from './safety.ts';
 import { fromImport } from './sources/import.ts';
@@ -97,13 +97,25 @@ export function certificateHandlers(deps: CertDeps): ActorHandlers<CertificateCa
     return deps.record(id)!;
   };
 
-  const leaveChecks = async (em: EntityManager, id: string, leaving: readonly TlsPlane[], via: Parameters<typeof checkLeaving>[5]) => {
-    if (leaving.length === 0) return;
+  /**
+   * The planes a change of placements touches keep something to present (safety.ts). `after` maps
+   * the placements as they are to those the change leaves.
+   */
+  const leaveChecks = async (em: EntityManager, planes: readonly TlsPlane[], after: (before: readonly Placement[]) => Placement[], via: Via | null) => {
+    if (planes.length === 0) return;
     // Sequential: they run on the transaction's one connection.
-    const { placements } = await loadRows(em);
+    const { rows, placements } = await loadRows(em);
     const settings = await readTlsSettings(em);
     const traffic = await readTraffic(em, deps.now());
-    for (const plane of leaving) checkLeaving(plane, placements, new Set([id]), settings.httpOff, traffic, via);
+    const left = after(placements);
+    const nowS = Math.floor(deps.now() / 1000);
+    for (const plane of new Set(planes)) {
+      checkLeaving(plane, {
+        placedAfter: left.filter((p) => p.plane === plane).length,
+        servingBefore: servingOn(rows, placements, settings.doors, plane, deps.masterKey, nowS),
+        servingAfter: servingOn(rows, left, settings.doors, plane, deps.masterKey, nowS),
+      }, settings.httpOff, traffic, via);
+    }
   };
 
   return {
@@ -113,7 +125,7 @@ export function certificateHandlers(deps: CertDeps): ActorHandlers<CertificateCa
       const row = await em.findOne(CertificateRow, { id });
       if (!row) return false;
       const planes = (await em.find(PlacementRow, { certificateId: id })).map((p) => p.plane as TlsPlane);
-      await leaveChecks(em, id, planes, via);
+      await leaveChecks(em, planes, (before) => before.filter((p) => p.id !== id), via);
       await em.nativeDelete(PlacementRow, { certificateId: id });
       await em.nativeDelete(CertificateRow, { id });
       audit.note({ action: 'certificate.delete', target: { kind: 'certificate', id, name: row.name }, before: audited(row, planes), after: null });
@@ -150,8 +162,12 @@ export function certificateHandlers(deps: CertDeps): ActorHandlers<CertificateCa
             replaced.push({ plane, other });
           }
         }
-        await leaveChecks(em, id, leaving, via);
         const now = deps.now();
+        // What leaves (this one from the planes it leaves, those it replaces from theirs) and what arrives.
+        await leaveChecks(em, [...leaving, ...replaced.map((r) => r.plane)], (before) => [
+          ...before.filter((p) => !(p.id === id && leaving.includes(p.plane)) && !replaced.some((r) => r.other.id === p.id && r.plane === p.plane)),
+          ...arriving.map((plane) => ({ id, plane, placedAt: now })),
+        ], via);
         for (const plane of leaving) await em.nativeDelete(PlacementRow, { certificateId: id, plane });
         for (const { plane, other } of replaced) {
           await em.nativeDelete(PlacementRow, { certificateId: other.id, plane });

@@ -20,7 +20,7 @@ export const TLS_PLANES: readonly TlsPlane[] = ['console', 'app', 'internal'];
 export const PLANE_NAMES: Readonly<Record<TlsPlane, string>> = { console: 'console', app: 'application', internal: 'internal' };
 
 export type CertSource = 'import' | 'file' | 'self-signed' | 'csr' | 'acme';
-export type CertState = 'active' | 'pending' | 'expired' | 'unsealable' | 'requesting' | 'refused' | 'missing';
+export type CertState = 'active' | 'pending' | 'expired' | 'not-yet-valid' | 'unsealable' | 'requesting' | 'refused' | 'missing';
 
 /** A certificate as the API answers it (CONTRACT.md "TLS"), less `expiresIn`, which is relative to now. */
 export interface CertRecord {
@@ -157,8 +157,9 @@ export type CertCalls = {
   /** Adopts the authority's answer to a pending request; refused unless it matches the key. */
   'cert.answer': { args: { id: string; cert: string }; result: CertRecord | null };
   'tls.ports': { args: { plane: TlsPlane; http: boolean; via: Via | null }; result: TlsSettings };
-  'tls.redirect': { args: RedirectSettings; result: TlsSettings };
-  'tls.door': { args: { plane: DoorPlane; door: DoorSettings }; result: TlsSettings };
+  /** hstsMaxAge left out keeps the duration set. */
+  'tls.redirect': { args: { forceHttps: boolean; hstsMaxAge?: number }; result: TlsSettings };
+  'tls.door': { args: { plane: DoorPlane; door: DoorSettings; via?: Via | null }; result: TlsSettings };
   'tls.traffic': { args: null; result: ConsoleTraffic[] };
   /** Creates (id null) or replaces an authority; null: no authority has this id. */
   'acme.authority.put': { args: { id: string | null; authority: AcmeAuthorityInput }; result: AcmeAuthorityRecord | null };

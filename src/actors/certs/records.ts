@@ -5,6 +5,7 @@ import { unseal } from '../../core/vault/seal.ts';
 import { readFilePair } from './sources/file.ts';
 import { TLS_PLANES, type CertRecord, type CertSource, type CertState, type Material, type Placement, type TlsPlane, type TlsSettings } from './messages.ts';
 import { fitsMode } from './modes.ts';
+import { NOT_BEFORE_SKEW_S } from '../../core/tls/choose.ts';
 
 export const keyContext = (id: string): string => `certificate/${id}`;
 
@@ -38,12 +39,61 @@ export function keyOf(row: CertificateRow, masterKey: Buffer): { key: string; ce
   }
 }
 
+/**
+ * Clocks disagree: a certificate made a moment ago by a host whose clock runs ahead, or read by a
+ * gateway whose clock is behind (a test clock stands still), is not held back for that. Only a
+ * start further off than NOT_BEFORE_SKEW_S is "not yet valid"; authorities backdate by as much.
+ */
+function notYetValid(row: CertificateRow, nowS: number): boolean {
+  return row.notBefore != null && row.notBefore > nowS + NOT_BEFORE_SKEW_S;
+}
+
+/**
+ * Whether a certificate completes a handshake a client trusts: material this node can open (its
+ * files read, its key unsealed), within its validity. The safety rules of the plain ports and the
+ * last certificate count these, not placements: an unissued order, an expired or not yet valid
+ * certificate, or one this node cannot open serves nothing.
+ */
+export function presentable(row: CertificateRow, masterKey: Buffer, nowS: number): boolean {
+  if (notYetValid(row, nowS)) return false;
+  if (row.notAfter != null && row.notAfter <= nowS) return false;
+  return !('problem' in keyOf(row, masterKey));
+}
+
+/** How many of `placements` serve HTTPS on `plane`: presentable, and fitting the plane's mode under `doors`. */
+export function servingOn(rows: readonly CertificateRow[], placements: readonly Placement[], doors: TlsSettings['doors'], plane: TlsPlane, masterKey: Buffer, nowS: number): number {
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  let serving = 0;
+  for (const p of placements) {
+    if (p.plane !== plane) continue;
+    const row = byId.get(p.id);
+    if (row !== undefined && fitsMode(row.names, plane, doors) && presentable(row, masterKey, nowS)) serving++;
+  }
+  return serving;
+}
+
+const EXPIRED_DETAIL = 'expired: it is still presented where nothing valid carries the name asked';
+
+function notYetValidDetail(notBefore: number): string {
+  return `valid from ${new Date(notBefore * 1000).toISOString()}: clients refuse it until then, so it is presented only where nothing valid carries the name asked`;
+}
+
 function stateOf(row: CertificateRow, keyProblem: { problem: string; state: CertState } | null, nowS: number): { state: CertState; detail: string | null } {
   if (row.source === 'csr' && !row.certPem) return { state: 'pending', detail: 'waiting for the authority\'s answer; download the request again at /api/certificates/' + row.id + '/csr' };
   if (row.status === 'requesting' || row.status === 'refused') return { state: row.status, detail: row.detail ?? null };
   if (keyProblem) return { state: keyProblem.state, detail: keyProblem.problem };
-  if (row.notAfter !== null && row.notAfter !== undefined && row.notAfter <= nowS) return { state: 'expired', detail: 'expired: it is still presented where nothing valid carries the name asked' };
-  return { state: 'active', detail: row.detail ?? null };
+  return stateAt({ state: 'active', detail: row.detail ?? null, notBefore: row.notBefore ?? null, notAfter: row.notAfter ?? null }, nowS);
+}
+
+/**
+ * A record's state at `nowS`: the state built at the last publish moves with time between active,
+ * expired and not yet valid (nothing republishes when a certificate's end passes).
+ */
+export function stateAt(r: Pick<CertRecord, 'state' | 'detail' | 'notBefore' | 'notAfter'>, nowS: number): { state: CertState; detail: string | null } {
+  if (r.state !== 'active' && r.state !== 'expired' && r.state !== 'not-yet-valid') return { state: r.state, detail: r.detail };
+  if (r.notAfter !== null && r.notAfter <= nowS) return { state: 'expired', detail: EXPIRED_DETAIL };
+  if (r.notBefore !== null && r.notBefore > nowS + NOT_BEFORE_SKEW_S) return { state: 'not-yet-valid', detail: notYetValidDetail(r.notBefore) };
+  return { state: 'active', detail: r.state === 'active' ? r.detail : null };
 }
 
 export interface Built {

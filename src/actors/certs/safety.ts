@@ -6,7 +6,7 @@
  * removed while anything comes through HTTPS.
  */
 import { GatewayError } from '../../http/errors.ts';
-import { PLANE_NAMES, type ConsoleTraffic, type Placement, type TlsPlane, type Via } from './messages.ts';
+import { PLANE_NAMES, type ConsoleTraffic, type TlsPlane, type Via } from './messages.ts';
 
 function seen(traffic: readonly ConsoleTraffic[], door: 'http' | 'https', via: Via | null): string | null {
   if (via?.plane === 'console' && via.door === door) return 'this very request';
@@ -25,16 +25,33 @@ export function checkHttpOff(plane: TlsPlane, serving: number, traffic: readonly
   }
 }
 
-/** Certificates that leave `plane` must not leave it empty while HTTP is off, or on a console in use over HTTPS. */
-export function checkLeaving(plane: TlsPlane, placements: readonly Placement[], leaving: ReadonlySet<string>, httpOff: readonly TlsPlane[], traffic: readonly ConsoleTraffic[], via: Via | null): void {
-  const left = placements.filter((p) => p.plane === plane && !leaving.has(p.id)).length;
-  if (left > 0) return;
+/** A change of what a plane presents: its placements after it, and how many serve before and after (records.ts `servingOn`). */
+export interface PlaneChange {
+  readonly placedAfter: number;
+  readonly servingBefore: number;
+  readonly servingAfter: number;
+}
+
+/**
+ * A change that leaves `plane` with no certificate, or takes away the last one that serves (the
+ * others inactive in the plane's mode, expired, not yet valid, unissued or not to be opened on this
+ * node), is refused while HTTP is off there, or on a console in use over HTTPS.
+ */
+export function checkLeaving(plane: TlsPlane, change: PlaneChange, httpOff: readonly TlsPlane[], traffic: readonly ConsoleTraffic[], via: Via | null): void {
+  const emptied = change.placedAfter === 0;
+  const darkened = change.servingBefore > 0 && change.servingAfter === 0;
+  if (!emptied && !darkened) return;
+  const what = emptied
+    ? `This is the last certificate of the ${PLANE_NAMES[plane]} plane`
+    : `After this change no certificate on the ${PLANE_NAMES[plane]} plane would serve HTTPS (those left are inactive in its mode, expired, not yet valid, not issued yet, or cannot be opened on this node)`;
   if (httpOff.includes(plane)) {
-    throw new GatewayError('tls.last-certificate', `This is the last certificate of the ${PLANE_NAMES[plane]} plane and its plain HTTP port is off: switch HTTP on first, or place another certificate.`);
+    throw new GatewayError('tls.last-certificate', `${what} and its plain HTTP port is off: switch HTTP on first, or place another certificate.`);
   }
   if (plane !== 'console') return;
   const who = seen(traffic, 'https', via);
   if (who) {
-    throw new GatewayError('tls.https-in-use', `This is the console's last certificate and the console was called through HTTPS in the last 30 s, by ${who}; removing it would cut those callers off.`);
+    throw new GatewayError('tls.https-in-use', emptied
+      ? `This is the console's last certificate and the console was called through HTTPS in the last 30 s, by ${who}; removing it would cut those callers off.`
+      : `${what}, and the console was called through HTTPS in the last 30 s, by ${who}; the change would cut those callers off.`);
   }
 }

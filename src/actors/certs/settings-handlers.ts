@@ -5,7 +5,7 @@ import type { ActorHandlers, TellHandlers } from '../../workers/actor-runtime.ts
 import { ConsoleTrafficRow } from '../../store/entities.ts';
 import { retryBusy } from '../../store/busy.ts';
 import { HSTS_MAX, TLS_PLANES, type CertCalls, type CertTells, type TlsPlane, type TrafficSeen } from './messages.ts';
-import { loadRows } from './records.ts';
+import { loadRows, servingOn } from './records.ts';
 import { readTlsSettings, readTraffic, writeHttpOff, writeRedirect } from './tls-settings.ts';
 import { checkHttpOff } from './safety.ts';
 import type { CertDeps } from './deps.ts';
@@ -23,8 +23,7 @@ export function settingsHandlers(deps: CertDeps): ActorHandlers<SettingsCalls> {
         if (wasOff === !http) return false;
         if (!http) {
           const { placements, rows } = await loadRows(em);
-          const servable = new Set(rows.filter((r) => r.certPem).map((r) => r.id));
-          const serving = placements.filter((p) => p.plane === plane && servable.has(p.id)).length;
+          const serving = servingOn(rows, placements, settings.doors, plane, deps.masterKey, Math.floor(deps.now() / 1000));
           checkHttpOff(plane, serving, await readTraffic(em, deps.now()), via);
         }
         const off: TlsPlane[] = http ? settings.httpOff.filter((p) => p !== plane) : [...settings.httpOff, plane];
@@ -35,15 +34,21 @@ export function settingsHandlers(deps: CertDeps): ActorHandlers<SettingsCalls> {
       return readTlsSettings(deps.store.em());
     },
 
-    'tls.redirect': async ({ forceHttps, hstsMaxAge }) => {
+    'tls.redirect': async ({ forceHttps, hstsMaxAge: asked }) => {
       if (typeof forceHttps !== 'boolean') throw invalidField('forceHttps', 'forceHttps is true or false.');
-      if (typeof hstsMaxAge !== 'number' || !Number.isInteger(hstsMaxAge) || hstsMaxAge < 0 || hstsMaxAge > HSTS_MAX) {
+      if (asked !== undefined && (typeof asked !== 'number' || !Number.isInteger(asked) || asked < 0 || asked > HSTS_MAX)) {
         throw invalidField('hstsMaxAge', `hstsMaxAge is a whole number of seconds from 0 to ${HSTS_MAX} (two years).`);
       }
       await write(deps, 'tls', async (em, audit) => {
-        const before = (await readTlsSettings(em)).redirect;
-        if (forceHttps && !(await loadRows(em)).placements.some((p) => p.plane === 'app')) {
-          throw new GatewayError('tls.nothing-to-present', 'Force HTTPS stays off: no certificate is placed on the application plane, so there is nothing to redirect to.');
+        const settings = await readTlsSettings(em);
+        const before = settings.redirect;
+        // Left out, the duration set stays (switching the redirect off and on keeps it).
+        const hstsMaxAge = asked ?? before.hstsMaxAge;
+        if (forceHttps && !before.forceHttps) {
+          const { placements, rows } = await loadRows(em);
+          if (servingOn(rows, placements, settings.doors, 'app', deps.masterKey, Math.floor(deps.now() / 1000)) === 0) {
+            throw new GatewayError('tls.nothing-to-present', 'Force HTTPS stays off: no certificate serves HTTPS on the application plane (none placed, or those placed are inactive, expired, not yet valid, not issued yet, or cannot be opened), so there is nothing to redirect to.');
+          }
         }
         if (before.forceHttps === forceHttps && before.hstsMaxAge === hstsMaxAge) return false;
         await writeRedirect(em, { forceHttps, hstsMaxAge }, deps.now(), deps.caller()?.account ?? null);

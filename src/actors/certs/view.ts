@@ -6,7 +6,7 @@
  */
 import type { DoorSettings } from '../../core/tls/door-names.ts';
 import { createSecureContext, type SecureContext } from 'node:tls';
-import { chooseCertificate, describeServed, type Candidate } from '../../core/tls/choose.ts';
+import { chooseCertificate, describeServed, isLive, type Candidate } from '../../core/tls/choose.ts';
 import { covers } from '../../core/tls/names.ts';
 import { ProxyTrust } from '../../http/trusted-proxies.ts';
 import { HSTS_DEFAULT, NO_DOOR, TLS_PLANES, type DoorPlane, type CertRecord, type Material, type TlsPlane, type TlsSettings, type TlsSnapshot } from './messages.ts';
@@ -15,6 +15,7 @@ interface Served {
   readonly id: string;
   readonly names: readonly string[];
   readonly notAfter: number;
+  readonly notBefore?: number;
   readonly placedAt: number;
   readonly material: Material;
 }
@@ -37,7 +38,7 @@ export class TlsView {
       const m = material.get(p.id);
       const r = records.get(p.id);
       if (!m || !r || r.inactive.includes(p.plane)) continue;
-      served.get(p.plane)!.push({ id: p.id, names: r.names, notAfter: r.notAfter ?? 0, placedAt: p.placedAt, material: m });
+      served.get(p.plane)!.push({ id: p.id, names: r.names, notAfter: r.notAfter ?? 0, ...(r.notBefore == null ? {} : { notBefore: r.notBefore }), placedAt: p.placedAt, material: m });
     }
     // Contexts are kept while their material is the same, so a swap builds only what changed.
     const contexts = new Map<string, { material: Material; context: SecureContext }>();
@@ -87,6 +88,6 @@ export class TlsView {
    */
   carriesValid(plane: TlsPlane, host: string, nowMs: number): boolean {
     const now = Math.floor(nowMs / 1000);
-    return this.#served.get(plane)!.some((c) => c.notAfter > now && covers(c.names, host));
+    return this.#served.get(plane)!.some((c) => isLive(c, now) && covers(c.names, host));
   }
 }

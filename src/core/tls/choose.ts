@@ -11,6 +11,8 @@ export interface Candidate {
   readonly names: readonly string[];
   /** Epoch seconds. */
   readonly notAfter: number;
+  /** Epoch seconds; a certificate further ahead of `now` than clocks disagree by is not valid yet. */
+  readonly notBefore?: number;
   /** When it was placed on this plane, any monotonic unit (epoch ms in practice). */
   readonly placedAt: number;
 }
@@ -20,6 +22,14 @@ export type Choice<T> =
   | { readonly kind: 'fallback'; readonly cert: T }
   | { readonly kind: 'none'; readonly served: string[] };
 
+/** How far ahead of the gateway's clock a certificate's start may be and still count as valid (clocks disagree). */
+export const NOT_BEFORE_SKEW_S = 3600;
+
+/** Valid at `now`: not expired, and not starting later than clocks disagree by. */
+export function isLive(c: Pick<Candidate, 'notAfter' | 'notBefore'>, now: number): boolean {
+  return c.notAfter > now && (c.notBefore === undefined || c.notBefore <= now + NOT_BEFORE_SKEW_S);
+}
+
 /** Oldest placed first; the id settles a tie so every node chooses the same. */
 const byPlacement = (a: Candidate, b: Candidate): number =>
   a.placedAt - b.placedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
@@ -28,8 +38,8 @@ const byPlacement = (a: Candidate, b: Candidate): number =>
  * Rules, exactly as the specification gives them:
  * - among the candidates carrying the name (exact, wildcard or address alike: no preference of
  *   an exact name over a wildcard, the specification makes none), the one valid longest wins;
- *   a certificate not expired at `now` beats an expired one (longest validity implies it, the
- *   rule is kept explicit so a reader need not derive it); equal ends fall back to placement order;
+ *   a certificate valid at `now` beats an expired one or one not valid yet (a renewal placed
+ *   before its start must not take over); equal ends fall back to placement order;
  * - no server name, or one no candidate carries: the fallback, the oldest placed, expired or not;
  * - nothing placed: `none`, with what the plane serves, for the error sentence.
  * `serverName` is the SNI name (never a port); `now` is epoch seconds.
@@ -44,8 +54,8 @@ export function chooseCertificate<T extends Candidate>(
   if (name !== '') {
     const carrying = candidates.filter((c) => covers(c.names, name));
     const best = carrying.sort((a, b) => {
-      const aLive = a.notAfter > now ? 1 : 0;
-      const bLive = b.notAfter > now ? 1 : 0;
+      const aLive = isLive(a, now) ? 1 : 0;
+      const bLive = isLive(b, now) ? 1 : 0;
       return bLive - aLive || b.notAfter - a.notAfter || byPlacement(a, b);
     })[0];
     if (best !== undefined) return { kind: 'match', cert: best };

@@ -7,6 +7,7 @@ import type { Exchange } from '../../http/exchange.ts';
 import { invalidField } from '../../http/errors.ts';
 import type { CertRecord, NewCertificate, TlsPlane, Via } from '../../actors/certs/messages.ts';
 import { listMountCertificates } from '../../actors/certs/sources/file.ts';
+import { stateAt } from '../../actors/certs/records.ts';
 import type { GatewayContext } from '../context.ts';
 import { callerOf, type Principal } from '../principal.ts';
 import { requireCapability } from './auth.ts';
@@ -25,7 +26,7 @@ export const CERTIFICATE = {
     expiresIn: { type: ['integer', 'null'], description: 'seconds until it expires (negative once expired)' },
     source: { type: 'string', enum: ['import', 'file', 'self-signed', 'csr', 'acme'] },
     planes: PLANES_SCHEMA, inactive: PLANES_SCHEMA,
-    state: { type: 'string', enum: ['active', 'pending', 'expired', 'unsealable', 'requesting', 'refused', 'missing'] },
+    state: { type: 'string', enum: ['active', 'pending', 'expired', 'not-yet-valid', 'unsealable', 'requesting', 'refused', 'missing'] },
     detail: { type: ['string', 'null'] }, fingerprint: { type: ['string', 'null'], description: 'SHA-256' },
     paths: { type: 'object', properties: { cert: { type: 'string' }, key: { type: 'string' } }, description: 'file source only' },
     createdAt: { type: 'integer' },
@@ -38,7 +39,8 @@ export function viaOf(ex: Exchange): Via {
 }
 
 export function certificateBody(gw: GatewayContext, r: CertRecord): Record<string, unknown> {
-  return { ...r, expiresIn: r.notAfter === null ? null : r.notAfter - seconds(gw.clock.now()), createdAt: seconds(r.createdAt) };
+  const now = seconds(gw.clock.now());
+  return { ...r, ...stateAt(r, now), expiresIn: r.notAfter === null ? null : r.notAfter - now, createdAt: seconds(r.createdAt) };
 }
 
 function newCertificate(gw: GatewayContext, body: unknown): NewCertificate {

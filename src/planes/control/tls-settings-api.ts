@@ -103,19 +103,19 @@ export function addTlsSettingsApi(router: Router<Principal>, gw: GatewayContext)
         throw new GatewayError('tls.session-would-drop', 'This change would make your own console session be seen as plain HTTP, which would sign you out: the console would no longer believe the proxy that brings it. Make the change from a session opened through the gateway\'s own HTTPS door, or keep the proxy\'s address and names.');
       }
     }
-    const settings = await gw.certs.call('tls.door', { plane, door }, callerOf(gw, ctx.principal, ctx.ex));
+    const settings = await gw.certs.call('tls.door', { plane, door, via: viaOf(ctx.ex) }, callerOf(gw, ctx.principal, ctx.ex));
     return { body: await answer(settings) };
   });
 
   router.add('PUT', '/api/settings/tls/redirect', {
     summary: 'Force HTTPS on the data plane (308) and the HSTS duration', tags: TAGS, auth: 'session',
-    body: { type: 'object', required: ['forceHttps', 'hstsMaxAge'], properties: { forceHttps: { type: 'boolean' }, hstsMaxAge: { type: 'integer', minimum: 0, maximum: 63072000 } } },
+    body: { type: 'object', required: ['forceHttps'], properties: { forceHttps: { type: 'boolean' }, hstsMaxAge: { type: 'integer', minimum: 0, maximum: 63072000, description: 'seconds; left out, the duration set keeps its value (one day by default)' } } },
     responses: { 200: { description: 'saved; the settings' }, ...WRITE_REFUSALS },
   }, async (ctx) => {
     requireCapability(ctx.principal, 'infra-admin');
     const body = (await ctx.json()) as Record<string, unknown> | null;
     const settings = await gw.certs.call('tls.redirect', {
-      forceHttps: body?.forceHttps as boolean, hstsMaxAge: (body?.hstsMaxAge ?? 86_400) as number,
+      forceHttps: body?.forceHttps as boolean, ...(body?.hstsMaxAge === undefined ? {} : { hstsMaxAge: body.hstsMaxAge as number }),
     }, callerOf(gw, ctx.principal, ctx.ex));
     return { body: await answer(settings) };
   });

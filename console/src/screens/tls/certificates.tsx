@@ -17,7 +17,7 @@ const SOURCE_LABEL: Record<Certificate['source'], string> = {
 };
 
 const STATE_CLASS: Record<CertState, string> = {
-  active: 'ok', pending: 'warn', requesting: 'warn', expired: 'bad', unsealable: 'bad', refused: 'bad', missing: 'bad',
+  active: 'ok', pending: 'warn', requesting: 'warn', 'not-yet-valid': 'warn', expired: 'bad', unsealable: 'bad', refused: 'bad', missing: 'bad',
 };
 
 /** Within this many days the countdown is shown as a warning (the expiry digest's default horizon). */

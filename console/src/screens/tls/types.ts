@@ -4,7 +4,7 @@ export type Plane = 'console' | 'app' | 'internal';
 export const PLANES: readonly Plane[] = ['console', 'app', 'internal'];
 export const PLANE_LABEL: Record<Plane, string> = { console: 'Console', app: 'Application', internal: 'Internal' };
 
-export type CertState = 'active' | 'pending' | 'expired' | 'unsealable' | 'requesting' | 'refused' | 'missing';
+export type CertState = 'active' | 'pending' | 'expired' | 'not-yet-valid' | 'unsealable' | 'requesting' | 'refused' | 'missing';
 
 export interface Certificate {
   readonly id: string;

@@ -1,0 +1,141 @@
+/**
+ * What counts as a certificate that serves (spec 1.2 rules 1, 6, 9, 14; 3.2): the safety rules of
+ * the plain ports and the last certificate count certificates a client can trust now, not rows:
+ * one not valid yet, or inactive in the plane's mode, serves nothing. A certificate's state moves
+ * with the clock; an IP entry serves a client that called the address; the redirect keeps its
+ * HSTS duration when a PUT leaves it out. The gateway's test clock starts thirty days back, so a
+ * certificate made by openssl now is not valid yet for it.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect, type PeerCertificate } from 'node:tls';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { signInAdmin, type Admin } from '../helpers/admin.ts';
+import { call, type Answer } from '../helpers/http.ts';
+import { openSslKit, type OpenSslKit } from '../helpers/openssl.ts';
+
+const DAY_MS = 86_400_000;
+let t: TestGateway;
+let root: Admin;
+let kit: OpenSslKit;
+
+before(async () => {
+  t = await startTestGateway({ GATEWAY_CLOCK: 'manual', GATEWAY_CLOCK_START: String(Date.now() - 30 * DAY_MS) });
+  root = await signInAdmin(t.url('control'));
+  kit = openSslKit();
+  kit.authority();
+});
+after(async () => {
+  kit?.remove();
+  await t?.close();
+});
+
+/** Moves the test clock, and signs in again: the console session ran out meanwhile. */
+async function advance(by: string): Promise<void> {
+  assert.equal((await call(`${t.url('control')}/__clock/advance`, { method: 'POST', body: { by } })).status, 200);
+  root = await signInAdmin(t.url('control'));
+}
+
+function refused(a: Answer, status: number, code: string, what: string): void {
+  assert.equal(a.status, status, `${what}: ${a.status} ${a.text}`);
+  assert.equal(a.json?.code, code, `${what}: ${a.text}`);
+}
+
+async function created(body: Record<string, unknown>): Promise<string> {
+  const a = await root.post('/api/certificates', body);
+  assert.equal(a.status, 201, a.text);
+  return a.json.id;
+}
+
+async function certificate(id: string): Promise<{ state: string; detail: string | null; planes: string[]; inactive: string[] }> {
+  const a = await root.get(`/api/certificates/${id}`);
+  assert.equal(a.status, 200, a.text);
+  return a.json;
+}
+
+function httpsPort(): number {
+  const door = t.gw.doors.find((d) => d.plane === 'data' && d.protocol === 'https');
+  assert.ok(door, 'the data plane has an HTTPS door');
+  return door.port;
+}
+
+/** The certificate presented to a client that calls 127.0.0.1 and sends no server name. */
+function presentedToAddress(): Promise<PeerCertificate> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port: httpsPort(), rejectUnauthorized: false }, () => {
+      const cert = socket.getPeerCertificate();
+      socket.end();
+      resolve(cert);
+    });
+    socket.once('error', reject);
+  });
+}
+
+test('a certificate not valid yet serves nothing: it cannot take the place of one that does, nor let HTTP go off', async () => {
+  const served = await created({ source: 'self-signed', names: ['app.test'] });
+  assert.equal((await root.put(`/api/certificates/${served}/placement`, { planes: ['app'] })).status, 200);
+  assert.equal((await root.put('/api/settings/tls/ports/app', { http: false })).status, 200, 'the self-signed one serves');
+
+  const leaf = kit.leaf('early', 'DNS:app.test', { days: 90 });
+  const early = await created({ source: 'import', cert: leaf.cert, key: leaf.key });
+  const read = await certificate(early);
+  assert.equal(read.state, 'not-yet-valid');
+  assert.match(String(read.detail), /^valid from \d{4}-\d\d-\d\dT.*clients refuse it until then/);
+
+  refused(await root.put(`/api/certificates/${early}/placement`, { planes: ['app'] }), 409, 'tls.name-taken', 'a name another answers');
+  const replacing = await root.put(`/api/certificates/${early}/placement`, { planes: ['app'], replace: true });
+  refused(replacing, 409, 'tls.last-certificate', 'replacing the one serving by one not valid yet');
+  assert.match(replacing.json.detail, /no certificate on the application plane would serve HTTPS .* not yet valid/);
+  assert.deepEqual((await certificate(served)).planes, ['app'], 'nothing moved');
+
+  // Declared behind a proxy, the plane serves only what does not carry its public names: nothing here.
+  const proxied = await root.put('/api/settings/tls/doors/app', { proxied: true, names: ['app.test'], proxyAddresses: ['10.0.0.0/8'] });
+  refused(proxied, 409, 'tls.last-certificate', 'a mode that leaves every certificate inactive');
+  assert.deepEqual((await certificate(served)).inactive, [], 'the mode did not change');
+
+  assert.equal((await root.put('/api/settings/tls/ports/app', { http: true })).status, 200);
+  assert.equal((await root.del(`/api/certificates/${served}`)).status, 204);
+  assert.equal((await root.put(`/api/certificates/${early}/placement`, { planes: ['app'] })).status, 200);
+  refused(await root.put('/api/settings/tls/ports/app', { http: false }), 409, 'tls.nothing-to-present', 'HTTP off with only a certificate not valid yet');
+  refused(await root.put('/api/settings/tls/redirect', { forceHttps: true }), 409, 'tls.nothing-to-present', 'the redirect to a certificate not valid yet');
+
+  // Its start comes: the state follows the clock without anything written, and it serves.
+  await advance('P31D');
+  assert.equal((await certificate(early)).state, 'active');
+  assert.equal((await root.put('/api/settings/tls/ports/app', { http: false })).status, 200);
+  assert.equal((await root.put('/api/settings/tls/ports/app', { http: true })).status, 200);
+
+  // And its end: expired, again without a write in between.
+  await advance('P91D');
+  const ended = await certificate(early);
+  assert.equal(ended.state, 'expired');
+  assert.match(String(ended.detail), /^expired/);
+  assert.equal((await root.del(`/api/certificates/${early}`)).status, 204);
+});
+
+test('a client that calls an address gets the certificate carrying that address, not the oldest placed', async () => {
+  const older = await created({ source: 'self-signed', names: ['shop.test'] });
+  assert.equal((await root.put(`/api/certificates/${older}/placement`, { planes: ['app'] })).status, 200);
+  const byAddress = await created({ source: 'self-signed', names: ['127.0.0.1'] });
+  assert.equal((await root.put(`/api/certificates/${byAddress}/placement`, { planes: ['app'] })).status, 200);
+  const presented = await presentedToAddress();
+  assert.match(String(presented.subjectaltname), /IP Address:127\.0\.0\.1/, `presented: ${presented.subjectaltname}`);
+
+  // Without a certificate for the address, the fallback stays the oldest placed (rule 9).
+  assert.equal((await root.put(`/api/certificates/${byAddress}/placement`, { planes: [] })).status, 200);
+  assert.match(String((await presentedToAddress()).subjectaltname), /DNS:shop\.test/);
+  for (const id of [older, byAddress]) assert.equal((await root.del(`/api/certificates/${id}`)).status, 204);
+});
+
+test('a redirect PUT without hstsMaxAge keeps the duration set', async () => {
+  const id = await created({ source: 'self-signed', names: ['app.test'] });
+  assert.equal((await root.put(`/api/certificates/${id}/placement`, { planes: ['app'] })).status, 200);
+  assert.equal((await root.put('/api/settings/tls/redirect', { forceHttps: true, hstsMaxAge: 600 })).json.redirect.hstsMaxAge, 600);
+  const off = await root.put('/api/settings/tls/redirect', { forceHttps: false });
+  assert.equal(off.status, 200, off.text);
+  assert.deepEqual(off.json.redirect, { forceHttps: false, hstsMaxAge: 600 });
+  const on = await root.put('/api/settings/tls/redirect', { forceHttps: true });
+  assert.deepEqual(on.json.redirect, { forceHttps: true, hstsMaxAge: 600 });
+  await root.put('/api/settings/tls/redirect', { forceHttps: false });
+  assert.equal((await root.del(`/api/certificates/${id}`)).status, 204);
+});
