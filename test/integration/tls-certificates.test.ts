@@ -6,7 +6,8 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -193,6 +194,39 @@ test('file system: paths only, exclusions refused, the pair re-read every 30 s w
   const gone = await until('the record says missing', () => root.get(`/api/certificates/${id}`), (r) => r.json.state === 'missing');
   assert.equal(gone.json.fingerprint, fingerprint, 'the last certificate read is kept');
   assert.equal((await root.put(`/api/certificates/${id}/placement`, { planes: [] })).status, 200);
+});
+
+test('file system: a link is judged by where it leads; a FIFO, a device or an oversized file is refused at once', async () => {
+  const pair = kit.leaf('linked', 'DNS:linked.example.test');
+  const certPath = join(files, 'linked.crt');
+  writeFileSync(certPath, pair.cert);
+  writeFileSync(join(files, 'linked.key'), pair.key);
+
+  // A link into the data directory, or to a process file, is the file it leads to.
+  const intoData = join(files, 'vault-link.key');
+  symlinkSync(join(t.db.dataDir, 'vault.key'), intoData);
+  const a = await root.post('/api/certificates', { source: 'file', certPath, keyPath: intoData });
+  refused(a, 400, 'field.invalid', 'a link into the data directory');
+  assert.match(a.json.detail, /leads to .*data directory/);
+  const toProc = join(files, 'mounts-link.crt');
+  symlinkSync('/proc/self/mounts', toProc);
+  refused(await root.post('/api/certificates', { source: 'file', certPath: toProc, keyPath: join(files, 'linked.key') }), 400, 'field.invalid', 'a link to /proc');
+
+  // A FIFO would hold the certificate actor until someone wrote to it; a device never ends.
+  const fifo = join(files, 'fifo.key');
+  execFileSync('mkfifo', [fifo]);
+  const f = await root.post('/api/certificates', { source: 'file', certPath, keyPath: fifo });
+  refused(f, 400, 'tls.file-unreadable', 'a FIFO');
+  assert.match(f.json.detail, /not a regular file/);
+  const zero = join(files, 'zero-link.crt');
+  symlinkSync('/dev/zero', zero);
+  refused(await root.post('/api/certificates', { source: 'file', certPath: zero, keyPath: join(files, 'linked.key') }), 400, 'field.invalid', 'a link to /dev');
+  const big = join(files, 'big.crt');
+  writeFileSync(big, pair.cert + 'x'.repeat(300 * 1024));
+  const b = await root.post('/api/certificates', { source: 'file', certPath: big, keyPath: join(files, 'linked.key') });
+  refused(b, 400, 'tls.file-unreadable', 'a file larger than a certificate is');
+  assert.match(b.json.detail, /larger than 256 KB/);
+  assert.equal((await root.get('/api/settings/tls')).status, 200, 'the certificate actor still answers');
 });
 
 test('mounts: a list of candidates, never under the data directory or /proc', async () => {

@@ -4,7 +4,7 @@
  * and reads both again every 30 s. The mount listing offers the mounts that hold a certificate
  * with a private key beside it; a certificate without one cannot be picked.
  */
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { GatewayError, invalidField } from '../../../http/errors.ts';
 import { hasPrivateKey, readCertificate } from '../../../core/tls/pem.ts';
@@ -25,19 +25,58 @@ export function excludedPath(path: string, dataDir: string): string | null {
   return null;
 }
 
+/** Where a path leads once its links are followed, or the path itself when nothing is there yet. */
+function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
 function checkedPath(value: unknown, field: string, dataDir: string): string {
   if (typeof value !== 'string' || !isAbsolute(value) || value.includes('\0')) throw invalidField(field, `${field} is an absolute path on the gateway's file system.`);
-  const why = excludedPath(value, dataDir);
-  if (why) throw invalidField(field, `${value} cannot be used: ${why}.`);
+  // A link is judged by where it leads, as well as by its own name.
+  for (const p of new Set([value, realPath(value)])) {
+    const why = excludedPath(p, dataDir);
+    if (why) throw invalidField(field, `${value} cannot be used: ${p === value ? '' : `it leads to ${p}, and `}${why}.`);
+  }
   return normalize(value);
 }
 
+/** A certificate, its chain and its key fit in far less; a larger file is not one. */
+export const FILE_MAX_BYTES = 256 * 1024;
+
+/**
+ * Reads a certificate or key file: a regular file of at most FILE_MAX_BYTES, wherever its links
+ * lead but not into the excluded places. Opened without waiting, so a FIFO or a device put at the
+ * path (or swapped in later) is refused instead of holding the actor until someone writes to it.
+ */
 function readText(path: string, field: string): string {
+  const unreadable = (why: string) => new GatewayError('tls.file-unreadable', `${path} cannot be read (${why}).`, field);
+  const real = realPath(path);
+  for (const root of EXCLUDED) if (within(real, root)) throw unreadable(`it leads to ${real}, and ${root} is excluded`);
+  let fd: number;
   try {
-    return readFileSync(path, 'utf8');
+    fd = openSync(real, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new GatewayError('tls.file-unreadable', `${path} cannot be read (${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code ?? 'error'}).`, field);
+    throw unreadable(code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code ?? 'error');
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw unreadable('not a regular file');
+    if (st.size > FILE_MAX_BYTES) throw unreadable(`larger than ${FILE_MAX_BYTES / 1024} KB`);
+    const buf = Buffer.alloc(st.size);
+    let read = 0;
+    while (read < buf.length) {
+      const n = readSync(fd, buf, read, buf.length - read, read);
+      if (n === 0) break;
+      read += n;
+    }
+    return buf.subarray(0, read).toString('utf8');
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -105,7 +144,7 @@ export function listMountCertificates(dataDir: string, limit = 200): MountCandid
         if (depth < 2) visit(path, mount, depth + 1);
         continue;
       }
-      if (!st.isFile() || st.size > 256 * 1024 || !/\.(crt|pem|cer)$/i.test(entry)) continue;
+      if (!st.isFile() || st.size > FILE_MAX_BYTES || !/\.(crt|pem|cer)$/i.test(entry)) continue;
       const candidate = certificateAt(path, mount);
       if (candidate) out.push(candidate);
     }
@@ -117,7 +156,7 @@ export function listMountCertificates(dataDir: string, limit = 200): MountCandid
 function certificateAt(path: string, mount: string): MountCandidate | null {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readText(path, 'certPath');
   } catch {
     return null;
   }
@@ -126,7 +165,7 @@ function certificateAt(path: string, mount: string): MountCandidate | null {
     const info = readCertificate(text);
     const keyPath = KEY_NAMES(path).map((k) => join(dirname(path), k)).find((k) => {
       try {
-        return hasPrivateKey(readFileSync(k, 'utf8'));
+        return hasPrivateKey(readText(k, 'keyPath'));
       } catch {
         return false;
       }
