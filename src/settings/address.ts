@@ -41,3 +41,8 @@ export function isLoopback(address: ListenAddress): boolean {
 export function formatAddress(host: string, port: number): string {
   return isIP(host) === 6 ? `[${host}]:${port}` : `${host}:${port}`;
 }
+
+/** Binds every address of the machine (`:port`, `0.0.0.0`, `::`): it meets any other door on its port. */
+export function isWildcard(host: string): boolean {
+  return host === '0.0.0.0' || host === '::';
+}

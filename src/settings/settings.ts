@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { existsSync, statSync } from 'node:fs';
-import { parseListenAddress, isLoopback, type ListenAddress } from './address.ts';
+import { formatAddress, isLoopback, isWildcard, parseListenAddress, type ListenAddress } from './address.ts';
 import { parseSmtpUrl } from './smtp-url.ts';
 import { parseMoment } from '../clock/moment.ts';
 
@@ -281,6 +281,22 @@ export function loadSettings(env: Env = process.env): Settings {
     control: address(env, 'GATEWAY_ADMIN_TLS_ADDR'),
     internal: address(env, 'GATEWAY_INTERNAL_TLS_ADDR'),
   };
+
+  // Two doors on one port would meet only when the second opens (an HTTPS door when its first
+  // certificate is placed): said at boot instead.
+  const doors: Array<[string, ListenAddress]> = [
+    ['GATEWAY_ADDR', listen.data], ['GATEWAY_ADMIN_ADDR', listen.control], ['GATEWAY_INTERNAL_ADDR', listen.internal],
+    ['GATEWAY_TLS_ADDR', listenTls.data], ['GATEWAY_ADMIN_TLS_ADDR', listenTls.control], ['GATEWAY_INTERNAL_TLS_ADDR', listenTls.internal],
+  ];
+  for (let i = 0; i < doors.length; i++) {
+    for (let j = i + 1; j < doors.length; j++) {
+      const [a, x] = doors[i]!;
+      const [b, y] = doors[j]!;
+      if (x.port !== 0 && x.port === y.port && (x.host === y.host || isWildcard(x.host) || isWildcard(y.host))) {
+        throw new SettingsError(b, `${b} (${formatAddress(y.host, y.port)}) takes the port of ${a} (${formatAddress(x.host, x.port)}): each door needs a port of its own.`);
+      }
+    }
+  }
 
   // Spec 1.4 rule 2: a typo in the level must not stop a gateway; it falls back to info.
   let logLevel: LogLevel = 'info';

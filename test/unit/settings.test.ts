@@ -177,3 +177,12 @@ test('a mail server without recipients, or recipients without a mail server, is 
   assert.match(loadSettings({ GATEWAY_SMTP_URL: 'smtp://mail.example.com' }).warnings.join(' '), /GATEWAY_DIGEST_TO names nobody/);
   assert.match(loadSettings({ GATEWAY_DIGEST_TO: 'ops@example.com' }).warnings.join(' '), /GATEWAY_SMTP_URL is not/);
 });
+
+test('two doors on one port are refused at boot, naming both; distinct hosts or random ports are not', () => {
+  const same = refusal({ GATEWAY_ADDR: ':8080', GATEWAY_TLS_ADDR: ':8080' });
+  assert.equal(same.variable, 'GATEWAY_TLS_ADDR');
+  assert.match(same.message, /GATEWAY_TLS_ADDR \(0\.0\.0\.0:8080\) takes the port of GATEWAY_ADDR \(0\.0\.0\.0:8080\)/);
+  assert.equal(refusal({ GATEWAY_ADMIN_ADDR: '127.0.0.1:9443' }).variable, 'GATEWAY_ADMIN_TLS_ADDR', 'a loopback door meets the wildcard default on its port');
+  assert.doesNotThrow(() => loadSettings({ GATEWAY_ADDR: '127.0.0.1:7000', GATEWAY_TLS_ADDR: '127.0.0.2:7000' }));
+  assert.doesNotThrow(() => loadSettings({ GATEWAY_ADDR: '127.0.0.1:0', GATEWAY_TLS_ADDR: '127.0.0.1:0', GATEWAY_ADMIN_ADDR: '127.0.0.1:0' }));
+});
