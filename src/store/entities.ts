@@ -363,7 +363,21 @@ export const MetricsNodeRow = defineEntity({
 });
 export type MetricsNodeRow = InferEntity<typeof MetricsNodeRow>;
 
+/** A sign-in attempt of a name (core/sessions/throttle.ts): in flight, failed, or the lock it tripped. */
+export const SigninAttemptRow = defineEntity({
+  name: 'SigninAttemptRow',
+  tableName: 'signin_attempts',
+  properties: (p) => ({
+    id: p.string().primary(),
+    nameKey: p.string(),
+    state: p.string(),
+    at: p.bigint('number'),
+    until: p.bigint('number').nullable(),
+  }),
+});
+export type SigninAttemptRow = InferEntity<typeof SigninAttemptRow>;
+
 export const ENTITIES = [
   Account, Session, Token, Change, Route, Role, Organisation, VaultEntry, SigningKeyRow, Schedule, ScheduleRun, SettingRow,
-  CertificateRow, PlacementRow, ConsoleTrafficRow, TrustedAuthority, AcmeAuthorityRow, MetricsNodeRow,
+  CertificateRow, PlacementRow, ConsoleTrafficRow, TrustedAuthority, AcmeAuthorityRow, MetricsNodeRow, SigninAttemptRow,
 ];

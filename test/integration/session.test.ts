@@ -133,3 +133,21 @@ test('attempts sent at once are checked no more than the failures left: one lock
   assert.equal(count('sign-in refused') - refusedBefore, 4, 'five passwords were checked in all');
   assert.equal(count('sign-in locked') - lockedBefore, 1, 'the lock is tripped once');
 });
+
+test('failures on two nodes of one database count together: the lock holds on both', async () => {
+  const other = await startTestGateway({ GATEWAY_NODE_NAME: 'node-b' }, t.db);
+  try {
+    const name = 'two-node-visitor';
+    const attempt = (url: string, i: number) => call(`${url}/api/session`, { method: 'POST', body: { name, password: `guess ${i} password` } });
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await attempt(i % 2 === 0 ? control : other.url('control'), i)).status);
+    assert.deepEqual(statuses, [401, 401, 401, 401, 429], 'the fifth failure, wherever it lands, locks the name');
+    for (const url of [control, other.url('control')]) {
+      const locked = await attempt(url, 9);
+      assert.equal(locked.status, 429, url);
+      assert.equal(locked.json.code, 'signin.locked');
+    }
+  } finally {
+    await other.gw.stop();
+  }
+});

@@ -1,4 +1,5 @@
 /** ConfigActor, worker side. */
+import { beginAttempt, endAttempt } from '../../store/signin-attempts.ts';
 import { runActor } from '../../workers/actor-runtime.ts';
 import { openStore } from '../../store/orm.ts';
 import { Change, Session } from '../../store/entities.ts';
@@ -80,6 +81,8 @@ runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
         await queue(() => ctx.emit({ type: 'session.removed', id }));
         return null;
       },
+      'signin.begin': ({ name }) => beginAttempt(store, name, ctx.clock.now()),
+      'signin.end': ({ name, attempt, ok }) => endAttempt(store, name, attempt, ok, ctx.clock.now()),
       ...tokenHandlers(deps),
       ...routeHandlers(deps),
       ...roleHandlers(deps),

@@ -1,84 +1,50 @@
-import type { Clock } from '../../clock/clock.ts';
-
 /**
- * Counts failed sign-ins per name over a sliding window: past `limit` failures the name is locked
- * for `lockMs`. Bounded in memory so a flood of invented names cannot grow it without end.
+ * The sign-in throttle's rules (spec 1.3 rule 8), pure: past `limit` failures of a name within
+ * `windowMs`, the name is locked for `lockMs`. The attempts live in the database
+ * (store/signin-attempts.ts), so every node of a cluster counts the same failures.
  *
  * Checking a password takes a while (scrypt on the pool), so attempts sent at once would all pass
  * the lock before the first of them failed. An attempt in flight counts as a failure until it
- * ends: no more than the failures left are checked at the same time, the others are refused as
- * if locked, unchecked and unrecorded.
+ * ends: no more are checked at a time than failures are left; the others are refused as if
+ * locked, unchecked and unrecorded. An attempt whose node died before it ended counts as a failure
+ * until the window passes it.
  */
-export class SigninThrottle {
-  private readonly failures = new Map<string, number[]>();
-  private readonly lockedUntil = new Map<string, number>();
-  private readonly inFlight = new Map<string, number>();
 
-  constructor(
-    private readonly clock: Clock,
-    private readonly limit = 5,
-    private readonly windowMs = 15 * 60_000,
-    private readonly lockMs = 15 * 60_000,
-    private readonly maxNames = 10_000,
-  ) {}
+export const THROTTLE = { limit: 5, windowMs: 15 * 60_000, lockMs: 15 * 60_000 } as const;
 
-  private key(name: string): string {
-    return name.trim().toLowerCase();
-  }
+/** Told again to a caller refused while as many attempts are in flight as failures are left. */
+const BUSY_WAIT_MS = 1000;
 
-  /** Milliseconds left on a lock, or 0. */
-  locked(name: string): number {
-    const until = this.lockedUntil.get(this.key(name));
-    const left = until === undefined ? 0 : until - this.clock.now();
-    if (left <= 0 && until !== undefined) this.lockedUntil.delete(this.key(name));
-    return Math.max(0, left);
-  }
+export type AttemptState = 'pending' | 'failed' | 'locked';
 
-  /**
-   * Milliseconds to wait before trying (locked, or as many attempts in flight as failures left),
-   * or 0: the attempt may go on and must end with `fail` or `succeed`.
-   */
-  begin(name: string): number {
-    const left = this.locked(name);
-    if (left > 0) return left;
-    const key = this.key(name);
-    const now = this.clock.now();
-    const recent = (this.failures.get(key) ?? []).filter((t) => t > now - this.windowMs).length;
-    const flying = this.inFlight.get(key) ?? 0;
-    if (recent + flying >= this.limit) return 1000;
-    this.inFlight.set(key, flying + 1);
-    return 0;
-  }
+export interface Attempt {
+  readonly state: AttemptState;
+  /** Epoch ms the attempt began, or the lock was tripped. */
+  readonly at: number;
+  /** A lock's end, epoch ms. */
+  readonly until: number | null;
+}
 
-  #ended(key: string): void {
-    const flying = (this.inFlight.get(key) ?? 1) - 1;
-    if (flying <= 0) this.inFlight.delete(key);
-    else this.inFlight.set(key, flying);
-  }
+/** The key attempts are counted under: one name, however it is typed. */
+export function nameKey(name: string): string {
+  return name.trim().toLowerCase().slice(0, 200);
+}
 
-  /** Records a failure; true when this one tripped the lock. */
-  fail(name: string): boolean {
-    const key = this.key(name);
-    this.#ended(key);
-    const now = this.clock.now();
-    const recent = (this.failures.get(key) ?? []).filter((t) => t > now - this.windowMs);
-    recent.push(now);
-    if (this.failures.size >= this.maxNames && !this.failures.has(key)) {
-      const oldest = this.failures.keys().next().value;
-      if (oldest !== undefined) this.failures.delete(oldest);
-    }
-    this.failures.set(key, recent);
-    if (recent.length >= this.limit) {
-      this.failures.delete(key);
-      this.lockedUntil.set(key, now + this.lockMs);
-      return true;
-    }
-    return false;
-  }
+/** Whether an attempt still counts at `now`: a lock until its end, others within the window. */
+export function counts(a: Attempt, now: number): boolean {
+  return a.state === 'locked' ? (a.until ?? 0) > now : a.at > now - THROTTLE.windowMs;
+}
 
-  succeed(name: string): void {
-    const key = this.key(name);
-    this.#ended(key);
-    this.failures.delete(key);
-  }
+/** Milliseconds to wait before trying (locked, or no failure left to spend), or 0: the attempt may go on. */
+export function waitBefore(attempts: readonly Attempt[], now: number): number {
+  const live = attempts.filter((a) => counts(a, now));
+  const lock = live.find((a) => a.state === 'locked');
+  if (lock) return (lock.until ?? now) - now;
+  return live.length >= THROTTLE.limit ? BUSY_WAIT_MS : 0;
+}
+
+/** After a failure is recorded: true when the failures of the window reach the limit (this one trips the lock). */
+export function trips(attempts: readonly Attempt[], now: number): boolean {
+  const live = attempts.filter((a) => counts(a, now));
+  return !live.some((a) => a.state === 'locked') && live.filter((a) => a.state === 'failed').length >= THROTTLE.limit;
 }

@@ -3,9 +3,9 @@
  * mk_session, SameSite=Strict) and for applications (data plane, `/.meerkat/session`, cookie
  * mk_app, SameSite=Lax so a link into the application keeps the session). One throttle per plane.
  */
+import { THROTTLE } from '../../core/sessions/throttle.ts';
 import { GatewayError, invalidField } from '../../http/errors.ts';
 import type { Router } from '../../http/router.ts';
-import { SigninThrottle } from '../../core/sessions/throttle.ts';
 import { DECOY_HASH } from '../../workers/tasks/password.ts';
 import type { SessionScope } from '../../actors/config/messages.ts';
 import type { GatewayContext } from '../context.ts';
@@ -58,7 +58,6 @@ export function addSessionEndpoints(router: Router<Principal>, gw: GatewayContex
   const cookieName = SESSION_COOKIES[scope];
   const cookie = (value: string, maxAgeSeconds: number, secure: boolean) =>
     `${cookieName}=${value}; Path=/; HttpOnly; SameSite=${sameSite}; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`;
-  const throttle = new SigninThrottle(gw.clock);
   /**
    * The account half of the trail (spec 1.3 rules 8-9, 6.1), written by the sign-in pages, never
    * through the control plane's changes: target kind `console` for the console, `account` for an
@@ -103,36 +102,38 @@ export function addSessionEndpoints(router: Router<Principal>, gw: GatewayContex
       throw new GatewayError('origin-mismatch', `Sign-in must come from the origin it is sent to, not ${origin}.`);
     }
 
-    // Refused while locked, or while as many attempts are in flight as failures are left: the trail
-    // has the attempt that tripped the lock, and nothing after (rule 8).
-    const waitMs = throttle.begin(name);
-    if (waitMs > 0) {
-      throw new GatewayError('signin.locked', undefined, undefined, { retryAfter: Math.ceil(waitMs / 1000) });
+    // Refused while locked, or while as many attempts are in flight as failures are left, on any
+    // node (the attempts are in the database): the trail has the attempt that tripped the lock, and
+    // nothing after (rule 8).
+    const begun = await gw.config.call('signin.begin', { name });
+    if ('wait' in begun) {
+      throw new GatewayError('signin.locked', undefined, undefined, { retryAfter: Math.max(1, Math.ceil(begun.wait / 1000)) });
     }
+    const ended = (ok: boolean) => gw.config.call('signin.end', { name, attempt: begun.attempt, ok });
     const account = gw.config.view.accountsByName.get(name);
     let ok: boolean;
     try {
       // The same work for an unknown name, so timing does not tell which names exist.
       ok = await gw.pool.verifyPassword(password, account?.passwordHash ?? DECOY_HASH);
     } catch (err) {
-      throttle.fail(name);
+      await ended(false);
       throw err;
     }
     // An application's door is shut outside the member's organisation hours, as its routes are.
     const organisation = account?.organisation ? gw.config.view.organisations.get(account.organisation) : undefined;
     const outsideHours = scope === 'app' && organisation !== undefined && !withinHours(organisation.hours, gw.clock.now());
     if (!account || !ok || account.disabled || outsideHours) {
-      const tripped = throttle.fail(name);
+      const tripped = await ended(false);
       // The visitor reads one sentence; the trail states the real reason.
       const reason = !account || !ok ? 'bad-credentials' : account.disabled ? 'disabled' : 'outside-hours';
       // The name typed, the reason and the address are the trail's, for root (spec 1.3 rule 10): the
       // operational log, which infra-admin reads, says only that a sign-in was refused.
       gw.log.info(tripped ? 'sign-in locked' : 'sign-in refused', { scope });
       signinLine(ctx, account ?? null, name, tripped ? 'signin.locked' : 'signin.refused', tripped ? 'throttled' : reason);
-      if (tripped) throw new GatewayError('signin.locked', undefined, undefined, { retryAfter: 900 });
+      if (tripped) throw new GatewayError('signin.locked', undefined, undefined, { retryAfter: THROTTLE.lockMs / 1000 });
       throw new GatewayError('signin.refused');
     }
-    throttle.succeed(name);
+    await ended(true);
     const session = await gw.config.call('session.create', { account: account.id, scope, ttlMs: SESSION_TTL_MS });
     signinLine(ctx, account, name, 'signin', 'password');
     if (account.organisation) signinLine(ctx, account, name, 'signin.organisation', gw.config.view.organisations.get(account.organisation)?.name ?? account.organisation);

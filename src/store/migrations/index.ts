@@ -14,6 +14,7 @@ import { Migration0012 } from './0012-trusted-authorities.ts';
 import { Migration0013 } from './0013-acme.ts';
 import { Migration0014 } from './0014-metrics.ts';
 import { Migration0015 } from './0015-token-organisations.ts';
+import { Migration0016 } from './0016-signin-attempts.ts';
 
 /** Every migration, in order. Listed explicitly so compiled and tsx runs find the same set. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -32,4 +33,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0013-acme', class: Migration0013 },
   { name: '0014-metrics', class: Migration0014 },
   { name: '0015-token-organisations', class: Migration0015 },
+  { name: '0016-signin-attempts', class: Migration0016 },
 ];
