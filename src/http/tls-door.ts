@@ -8,7 +8,7 @@
  */
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createSecureContext, TLSSocket, type SecureContext } from 'node:tls';
+import { TLSSocket, type SecureContext } from 'node:tls';
 import { formatAddress } from '../settings/address.ts';
 import { GatewayError } from './errors.ts';
 import { headerRecord } from './header-record.ts';
@@ -17,6 +17,7 @@ import { CLOSING, bodiless, doorOwned, headLength } from './answer-rules.ts';
 import { DoorBindError, type Door, type DoorOptions } from './uws-door.ts';
 import { InFlight } from './in-flight.ts';
 import { serveTlsSockets } from './tls-sockets.ts';
+import { doorContext } from './door-context.ts';
 import { peerAddress, readNodeHeaders } from './node-request.ts';
 import { isAmbiguousFraming } from './request-framing.ts';
 import { MAX_HELLO_BYTES, readClientHello } from './client-hello.ts';
@@ -209,7 +210,7 @@ export async function openTlsDoor(opts: TlsDoorOptions): Promise<TlsDoor> {
     if (opts.alpn && serverName && protocols.length === 1 && protocols[0] === ACME_TLS_ALPN) {
       const answer = opts.alpn(serverName);
       if (!answer) return refuse(raw, new Error(`no ACME validation waits on ${serverName}`), serverName);
-      context = createSecureContext({ cert: answer.cert, key: answer.key });
+      context = doorContext(answer.cert, answer.key);
       acme = true;
     } else {
       context = opts.resolve(serverName);

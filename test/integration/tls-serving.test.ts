@@ -139,3 +139,20 @@ test('a redirect PUT without hstsMaxAge keeps the duration set', async () => {
   await root.put('/api/settings/tls/redirect', { forceHttps: false });
   assert.equal((await root.del(`/api/certificates/${id}`)).status, 204);
 });
+
+test('TLS 1.2 offers forward-secret AEAD suites only: a client asking static RSA with CBC-SHA1 is refused', async () => {
+  const id = await created({ source: 'self-signed', names: ['suites.test'] });
+  assert.equal((await root.put(`/api/certificates/${id}/placement`, { planes: ['app'] })).status, 200);
+  const handshake = (options: { ciphers: string; maxVersion: 'TLSv1.2' }) => new Promise<string>((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port: httpsPort(), servername: 'suites.test', rejectUnauthorized: false, ...options }, () => {
+      const suite = socket.getCipher().name;
+      socket.end();
+      resolve(suite);
+    });
+    socket.once('error', reject);
+  });
+  assert.equal(await handshake({ ciphers: 'ECDHE-RSA-AES128-GCM-SHA256', maxVersion: 'TLSv1.2' }), 'ECDHE-RSA-AES128-GCM-SHA256');
+  await assert.rejects(handshake({ ciphers: 'AES128-SHA', maxVersion: 'TLSv1.2' }), /handshake failure|no shared cipher|alert/i);
+  await assert.rejects(handshake({ ciphers: 'ECDHE-RSA-AES128-SHA', maxVersion: 'TLSv1.2' }), /handshake failure|no shared cipher|alert/i);
+  assert.equal((await root.del(`/api/certificates/${id}`)).status, 204);
+});

@@ -119,6 +119,18 @@ test('keyMatches pairs a leaf with its own key only', () => {
   assert.throws(() => keyMatches(leaf.cert, kit.read('enc.pem')), refusal('tls.key-invalid', /passphrase/));
 });
 
+test('keys no TLS client would accept are refused with what to use instead', () => {
+  kit.run('genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:1024', '-out', 'rsa1024.pem');
+  kit.run('genpkey', '-genparam', '-algorithm', 'DSA', '-pkeyopt', 'dsa_paramgen_bits:2048', '-out', 'dsa-params.pem');
+  kit.run('genpkey', '-paramfile', 'dsa-params.pem', '-out', 'dsa.pem');
+  kit.run('genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:secp256k1', '-out', 'k1.pem');
+  kit.run('genpkey', '-algorithm', 'ED25519', '-out', 'ed.pem');
+  for (const [file, why] of [['rsa1024.pem', /1024 bits: clients refuse fewer than 2048/], ['dsa.pem', /A dsa key cannot sign TLS handshakes/], ['k1.pem', /on secp256k1, a curve TLS clients do not offer/]] as const) {
+    assert.throws(() => readPrivateKey(kit.read(file)), (err: unknown) => err instanceof GatewayError && err.code === 'tls.key-invalid' && why.test(err.detail) && /RSA key of 2048 bits or more/.test(err.detail), file);
+  }
+  for (const file of ['rsa8.pem', 'ec-sec1.pem', 'ed.pem']) assert.equal(typeof readPrivateKey(kit.read(file)).asymmetricKeyType, 'string', file);
+});
+
 test('pemBlocks finds the blocks the lazy expression found, on texts made at random', () => {
   const LAZY = /-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END \1-----/g;
   const pieces = ['-----BEGIN A-----', '-----END A-----', '-----BEGIN B C-----', '-----END B C-----', '-----BEGIN B-----', '-----END B-----', 'xyz', '\n', '-----', 'MIIB', ' '];

@@ -5,7 +5,8 @@
  * finishes on the old ones, and open connections keep the context they were given.
  */
 import type { DoorSettings } from '../../core/tls/door-names.ts';
-import { createSecureContext, type SecureContext } from 'node:tls';
+import type { SecureContext } from 'node:tls';
+import { doorContext } from '../../http/door-context.ts';
 import { chooseCertificate, describeServed, isLive, type Candidate } from '../../core/tls/choose.ts';
 import { covers } from '../../core/tls/names.ts';
 import { ProxyTrust } from '../../http/trusted-proxies.ts';
@@ -44,7 +45,7 @@ export class TlsView {
     const contexts = new Map<string, { material: Material; context: SecureContext }>();
     for (const m of s.material) {
       const kept = this.#contexts.get(m.id);
-      contexts.set(m.id, kept && kept.material.cert === m.cert && kept.material.key === m.key ? kept : { material: m, context: createSecureContext({ cert: m.cert, key: m.key }) });
+      contexts.set(m.id, kept && kept.material.cert === m.cert && kept.material.key === m.key ? kept : { material: m, context: doorContext(m.cert, m.key) });
     }
     this.records = records;
     this.settings = s.settings;

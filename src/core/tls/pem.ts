@@ -195,11 +195,38 @@ export function readPrivateKey(pem: string, field = 'key'): KeyObject {
   if (key.type.startsWith('ENCRYPTED') || /^Proc-Type: *4, *ENCRYPTED/m.test(key.pem)) {
     throw new GatewayError('tls.key-invalid', 'The private key is protected by a passphrase: give the key without one (openssl pkey -in key.pem -out plain-key.pem).', field);
   }
+  let read: KeyObject;
   try {
-    return createPrivateKey({ key: key.pem, format: 'pem' });
+    read = createPrivateKey({ key: key.pem, format: 'pem' });
   } catch {
     throw new GatewayError('tls.key-invalid', `The private key cannot be read: its ${key.type} block is not a valid key.`, field);
   }
+  const unfit = unfitForTls(read);
+  if (unfit !== null) throw new GatewayError('tls.key-invalid', `${unfit} Use an RSA key of 2048 bits or more, an EC key on P-256, P-384 or P-521, or Ed25519.`, field);
+  return read;
+}
+
+/** Curves clients offer in their handshakes; a key on another serves nobody. */
+const TLS_CURVES = new Set(['prime256v1', 'secp384r1', 'secp521r1']);
+
+/**
+ * Why a key cannot serve a TLS handshake clients accept, or null: DSA signs in no TLS 1.3
+ * handshake and in few 1.2 ones, a curve outside those clients offer is never chosen, and RSA
+ * under 2048 bits is refused by current clients.
+ */
+function unfitForTls(key: KeyObject): string | null {
+  const type = key.asymmetricKeyType;
+  const details = key.asymmetricKeyDetails ?? {};
+  if (type === 'rsa' || type === 'rsa-pss') {
+    const bits = details.modulusLength ?? 0;
+    return bits < 2048 ? `The RSA key has ${bits} bits: clients refuse fewer than 2048.` : null;
+  }
+  if (type === 'ec') {
+    const curve = details.namedCurve ?? 'an unnamed curve';
+    return TLS_CURVES.has(curve) ? null : `The EC key is on ${curve}, a curve TLS clients do not offer.`;
+  }
+  if (type === 'ed25519') return null;
+  return `A ${type ?? 'key of unknown kind'} key cannot sign TLS handshakes clients accept.`;
 }
 
 /**
