@@ -15,6 +15,7 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { signInAdmin, type Admin } from '../helpers/admin.ts';
 import { startPebble, type Pebble } from '../helpers/pebble.ts';
 import { call } from '../helpers/http.ts';
+import { startUpstream } from '../helpers/upstream.ts';
 import { TEST_DATABASE } from '../helpers/db.ts';
 import pg from 'pg';
 
@@ -148,11 +149,23 @@ test('an order placed on the application is issued by HTTP-01 and presented by t
   assert.equal(peer.fingerprint256, issued.fingerprint);
   assert.equal(peer.subjectaltname, `DNS:${APP}`);
 
-  // Nothing waits now: a token the board does not hold is a 404 problem on both plain doors.
+  // Nothing waits now: a token the board does not hold goes on as any request. No route serves it
+  // on the data plane, and the console has no such page: 404 on both plain doors.
   for (const plane of ['data', 'control'] as const) {
     const unknown = await call(`${t.url(plane)}/.well-known/acme-challenge/no-such-token`, { headers: { host: APP } });
     assert.equal(unknown.status, 404, unknown.text);
-    assert.equal(unknown.json.code, 'not-found');
+    assert.notEqual(unknown.text, '', 'a problem, not an empty answer');
+  }
+  // A service behind a route answering its own validations gets the tokens that are not the gateway's.
+  const service = await startUpstream();
+  try {
+    assert.equal((await admin.put('/api/routes/own-acme', { upstream: service.origin, paths: ['/.well-known/acme-challenge'] })).status, 201);
+    const passed = await call(`${t.url('data')}/.well-known/acme-challenge/the-service-token`, { headers: { host: APP } });
+    assert.equal(passed.status, 200, passed.text);
+    assert.equal(service.last().url, '/.well-known/acme-challenge/the-service-token');
+    assert.equal((await admin.del('/api/routes/own-acme')).status, 204);
+  } finally {
+    await service.close();
   }
 
   const armed = (await admin.get('/api/acme/authorities')).json.authorities.find((a: { name: string }) => a.name === 'pebble');
