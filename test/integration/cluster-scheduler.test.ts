@@ -216,6 +216,10 @@ async function feedOf(control: string, headers: Record<string, string>) {
       assert.equal(history[0]!.state, 'done');
       assert.equal(history[0]!.attempt, 2);
       assert.equal(history[0]!.node, flight.node === 'node-a' ? 'node-b' : 'node-a');
+      // The lost attempt stays in the run's history, naming the node that made it.
+      const attempts = history[0]!.attempts as Array<{ attempt: number; status: number | null; detail: string }>;
+      assert.deepEqual(attempts.map((a) => [a.attempt, a.status]), [[1, null], [2, 200]], JSON.stringify(attempts));
+      assert.match(attempts[0]!.detail, new RegExp(`The gateway ${flight.node} stopped cleanly before the answer and handed the call over; sent again by node-`));
     } finally {
       for (const release of held.splice(0)) release();
       for (const n of nodes) { n.child.kill('SIGTERM'); await n.exited; }

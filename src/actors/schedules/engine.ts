@@ -580,7 +580,14 @@ export class Engine {
       if (f.attempt >= MAX_ATTEMPTS || !withinCatchUp) {
         return this.#closeIn(s, runsOf(tx), f, { state: 'failed', status: null, detail: `The gateway making attempt ${f.attempt} stopped before the answer, and ${f.attempt >= MAX_ATTEMPTS ? `${MAX_ATTEMPTS} attempts were made` : 'the turn is past catchUp'}: not sent again.` }, now, true);
       }
-      const again: Flight = { ...f, attempt: f.attempt + 1, phase: 'calling', startedAt: now, node: this.o.node, leaseUntil: now + LEASE_MS, handedOver: false };
+      // The attempt that was lost stays in the run's history, with the node that made it.
+      const lost: Attempt = {
+        attempt: f.attempt, runId: f.runId, status: null, endedAt: Math.floor(now / 1000),
+        detail: f.handedOver
+          ? `The gateway ${f.node} stopped cleanly before the answer and handed the call over; sent again by ${this.o.node}.`
+          : `The gateway ${f.node} stopped before the answer (its five-minute lease ran out); sent again by ${this.o.node}.`,
+      };
+      const again: Flight = { ...f, attempt: f.attempt + 1, phase: 'calling', startedAt: now, node: this.o.node, leaseUntil: now + LEASE_MS, handedOver: false, attempts: [...(f.attempts ?? []), lost] };
       s.inFlight = again as unknown as Record<string, unknown>;
       s.leaseUntil = again.leaseUntil;
       resend.set(s.id, { s, flight: again });
