@@ -5,7 +5,7 @@
  * with the number of nodes each point covers, the minute's counts, and its percentiles from the
  * merged histograms. Endpoints stay on the node that answered them. A restarted node covers
  * nothing before its new start; a node gone for good keeps its points for the hour and leaves the
- * minute once its summary is older than 15 s. The live feed sums the nodes that have written.
+ * minute (and from the nodes that answer now) once its summary is older than 15 s. The live feed sums the nodes that have written.
  *
  * The clocks move in lockstep: once aligned (1 s into an interval), every node ticks at the same
  * instants, so a summary read was always written at the reader's now. A node's test clock starts
@@ -190,7 +190,7 @@ function expected(now: number, seen: readonly Seen[]) {
       }
     }
   }
-  return { nodes: seen.length, points, minute, routes };
+  return { nodes: seen.filter(({ at }) => now - at <= FRESH_MS).length, points, minute, routes };
 }
 
 /** Asserts a snapshot against `expected`: every point, the minute's counts, the routes' counts. */
@@ -489,7 +489,7 @@ describe('traffic metrics summed over the nodes on one database', cluster, () =>
     const stale = await getMetrics(admin(a));
     assertSums(stale, expected(a.now(), seen()), '20 s after C\'s last summary');
     assert.equal(stale.routes.find((r: Json) => r.route === 'tail'), undefined, 'C\'s route left the minute');
-    assert.equal(stale.nodes, 3, 'a stopped node\'s summary is still in the sum, for its curve');
+    assert.equal(stale.nodes, 2, 'the nodes that answer now: a stopped node counts only on the points it covers');
     assert.deepEqual(stale.points.find((p: Json) => p.t === last * 5), { t: last * 5, answered: 7, failed: 0, nodes: 3 }, 'C\'s point stays');
     assert.deepEqual(await getMetrics(admin(b)), stale, 'B shows the same');
 

@@ -22,7 +22,7 @@ export async function readOthers(store: Store, node: string, now: number): Promi
     try {
       const snapshot = JSON.parse(r.snapshot) as WireSnapshot;
       // A node that stopped answering keeps its past on the curves, not in the minute's numbers.
-      out.push(now - r.updatedAt <= FRESH_MS ? snapshot : { ...snapshot, minute: NOTHING, routes: [] });
+      out.push(now - r.updatedAt <= FRESH_MS ? snapshot : { ...snapshot, minute: NOTHING, routes: [], stale: true });
     } catch {
       // A row cut off is one node's hour missing, not a failed screen.
     }

@@ -35,6 +35,8 @@ export interface WireSnapshot {
   readonly failed: readonly number[];
   readonly minute: WireTally;
   readonly routes: readonly (WireTally & { readonly route: string })[];
+  /** Read from a node whose summary is older than FRESH: its past counts, no longer a node that answers. */
+  readonly stale?: true;
 }
 
 export interface ClusterPoint extends Point {
@@ -95,7 +97,7 @@ export function sumNodes(snapshots: readonly WireSnapshot[], now: number): Clust
   const rows = [...routes].map(([route, g]) => routeMinute(route, g, scratch));
   return {
     interval: STEP_S,
-    nodes: snapshots.length,
+    nodes: snapshots.filter((s) => s.stale !== true).length,
     points: answered.map((a, i) => ({ t: (first + i) * STEP_S, answered: a, failed: failed[i]!, nodes: nodes[i]! })),
     minute: minuteSummary(minute, scratch),
     routes: rows,
