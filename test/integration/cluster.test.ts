@@ -7,6 +7,7 @@ import { startProcess } from '../helpers/process.ts';
 import { startTestGateway } from '../helpers/gateway.ts';
 import { signInAdmin } from '../helpers/admin.ts';
 import pg from 'pg';
+import { startUpstream } from '../helpers/upstream.ts';
 
 /** Several nodes on one database is the PostgreSQL (cluster) mode: on SQLite these report as skipped. */
 const cluster = { skip: TEST_DATABASE === 'postgres' ? false : 'several nodes share one PostgreSQL database; the SQLite file serves one node' };
@@ -168,6 +169,52 @@ test('two nodes writing the configuration at once keep its rules, and never answ
   } finally {
     await db.end();
     await b.close();
+    await a.close();
+  }
+});
+
+test('a write is answered once every node serves it: a token revoked on one node is refused at once on the other', cluster, async () => {
+  const up = await startUpstream();
+  const a = await startTestGateway({ GATEWAY_NODE_NAME: 'node-a' });
+  const b = await startTestGateway({ GATEWAY_NODE_NAME: 'node-b' }, a.db);
+  try {
+    const onA = await signInAdmin(a.url('control'));
+    await onA.put('/api/roles/staff', {});
+    await onA.put('/api/routes/app', { upstream: up.origin, paths: ['/app'], rule: { roles: ['staff'] } });
+    for (let round = 0; round < 5; round++) {
+      // Minted on A and used at once on B; revoked on A and refused at once on B.
+      const minted = await onA.post('/api/tokens', { name: `app-${round}`, kind: 'personal', account: 'root' });
+      assert.equal(minted.status, 201, minted.text);
+      const bearer = { authorization: `Bearer ${minted.json.token}` };
+      const used = await call(`${b.url('data')}/app/x`, { headers: bearer });
+      assert.notEqual(used.status, 401, `round ${round}: a token minted on A is known to B when A answers: ${used.text}`);
+      assert.equal((await onA.del(`/api/tokens/${minted.json.id}`)).status, 204);
+      const refused = await call(`${b.url('data')}/app/x`, { headers: bearer });
+      assert.equal(refused.status, 401, `round ${round}: revoked on A, refused by B the moment A answered`);
+    }
+    // A console session: made on A, it opens B at once; ended on B, it opens nothing on A.
+    const session = await signInAdmin(a.url('control'));
+    const cookie = { cookie: session.headers.cookie! };
+    assert.equal((await call(`${b.url('control')}/api/session`, { headers: cookie })).status, 200);
+    assert.equal((await call(`${b.url('control')}/api/session`, { method: 'DELETE', headers: { ...cookie, origin: b.url('control') } })).status, 204);
+    assert.equal((await call(`${a.url('control')}/api/session`, { headers: cookie })).status, 401);
+  } finally {
+    await b.close();
+    await a.close();
+    await up.close();
+  }
+});
+
+test('a node that stopped is not waited for: writes go on at once', cluster, async () => {
+  const a = await startTestGateway({ GATEWAY_NODE_NAME: 'node-a' });
+  const b = await startTestGateway({ GATEWAY_NODE_NAME: 'node-b' }, a.db);
+  try {
+    const onA = await signInAdmin(a.url('control'));
+    await b.gw.stop();
+    assert.equal((await onA.put('/api/roles/after-stop', {})).status, 201);
+    // A node still counted would hold the write until the wait gives up, and say so.
+    assert.ok(!a.logs.some((l) => l.msg === 'a configuration change is answered before every node serves it'), 'a clean stop says the node is gone');
+  } finally {
     await a.close();
   }
 });

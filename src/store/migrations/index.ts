@@ -15,6 +15,7 @@ import { Migration0013 } from './0013-acme.ts';
 import { Migration0014 } from './0014-metrics.ts';
 import { Migration0015 } from './0015-token-organisations.ts';
 import { Migration0016 } from './0016-signin-attempts.ts';
+import { Migration0017 } from './0017-node-marks.ts';
 
 /** Every migration, in order. Listed explicitly so compiled and tsx runs find the same set. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -34,4 +35,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0014-metrics', class: Migration0014 },
   { name: '0015-token-organisations', class: Migration0015 },
   { name: '0016-signin-attempts', class: Migration0016 },
+  { name: '0017-node-marks', class: Migration0017 },
 ];
