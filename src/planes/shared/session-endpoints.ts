@@ -1,7 +1,8 @@
 /**
  * Sign-in, who-am-I and sign-out, for the console (control plane, `/api/session`, cookie
  * mk_session, SameSite=Strict) and for applications (data plane, `/.meerkat/session`, cookie
- * mk_app, SameSite=Lax so a link into the application keeps the session). One throttle per plane.
+ * mk_app, SameSite=Lax so a link into the application keeps the session). One throttle for both: a
+ * name's failures count together whichever door they were made at, on whichever node.
  */
 import { THROTTLE } from '../../core/sessions/throttle.ts';
 import { GatewayError, invalidField } from '../../http/errors.ts';
