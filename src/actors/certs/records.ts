@@ -5,7 +5,7 @@ import { unseal } from '../../core/vault/seal.ts';
 import { readFilePair } from './sources/file.ts';
 import { TLS_PLANES, type CertRecord, type CertSource, type CertState, type Material, type Placement, type TlsPlane, type TlsSettings } from './messages.ts';
 import { fitsMode } from './modes.ts';
-import { NOT_BEFORE_SKEW_S } from '../../core/tls/choose.ts';
+import { isLive, NOT_BEFORE_SKEW_S } from '../../core/tls/choose.ts';
 
 export const keyContext = (id: string): string => `certificate/${id}`;
 
@@ -40,24 +40,14 @@ export function keyOf(row: CertificateRow, masterKey: Buffer): { key: string; ce
 }
 
 /**
- * Clocks disagree: a certificate made a moment ago by a host whose clock runs ahead, or read by a
- * gateway whose clock is behind (a test clock stands still), is not held back for that. Only a
- * start further off than NOT_BEFORE_SKEW_S is "not yet valid"; authorities backdate by as much.
- */
-function notYetValid(row: CertificateRow, nowS: number): boolean {
-  return row.notBefore != null && row.notBefore > nowS + NOT_BEFORE_SKEW_S;
-}
-
-/**
  * Whether a certificate completes a handshake a client trusts: material this node can open (its
  * files read, its key unsealed), within its validity. The safety rules of the plain ports and the
  * last certificate count these, not placements: an unissued order, an expired or not yet valid
  * certificate, or one this node cannot open serves nothing.
  */
 export function presentable(row: CertificateRow, masterKey: Buffer, nowS: number): boolean {
-  if (notYetValid(row, nowS)) return false;
-  if (row.notAfter != null && row.notAfter <= nowS) return false;
-  return !('problem' in keyOf(row, masterKey));
+  const valid = isLive({ notAfter: row.notAfter ?? Number.POSITIVE_INFINITY, ...(row.notBefore == null ? {} : { notBefore: row.notBefore }) }, nowS);
+  return valid && !('problem' in keyOf(row, masterKey));
 }
 
 /** How many of `placements` serve HTTPS on `plane`: presentable, and fitting the plane's mode under `doors`. */
@@ -87,7 +77,8 @@ function stateOf(row: CertificateRow, keyProblem: { problem: string; state: Cert
 
 /**
  * A record's state at `nowS`: the state built at the last publish moves with time between active,
- * expired and not yet valid (nothing republishes when a certificate's end passes).
+ * expired and not yet valid (nothing republishes when a certificate's end passes). A start is
+ * "not yet" only past NOT_BEFORE_SKEW_S: clocks disagree, and a test clock stands still.
  */
 export function stateAt(r: Pick<CertRecord, 'state' | 'detail' | 'notBefore' | 'notAfter'>, nowS: number): { state: CertState; detail: string | null } {
   if (r.state !== 'active' && r.state !== 'expired' && r.state !== 'not-yet-valid') return { state: r.state, detail: r.detail };
