@@ -14,6 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { signInAdmin, type Admin } from '../helpers/admin.ts';
 import { call, type Answer } from '../helpers/http.ts';
+import { refused } from '../helpers/refused.ts';
 import { presented } from '../helpers/https.ts';
 import { openSslKit, type OpenSslKit } from '../helpers/openssl.ts';
 
@@ -32,11 +33,6 @@ function recorded(admin: Admin): Admin {
     return a;
   };
   return { ...admin, get: keep(admin.get), put: keep(admin.put), post: keep(admin.post), patch: keep(admin.patch), del: keep(admin.del) };
-}
-
-function refused(a: Answer, status: number, code: string, what: string): void {
-  assert.equal(a.status, status, `${what}: ${a.status} ${a.text}`);
-  assert.equal(a.json?.code, code, `${what}: ${a.text}`);
 }
 
 /** openssl's SHA-256 fingerprint of a PEM certificate file in the kit's folder. */

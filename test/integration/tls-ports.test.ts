@@ -7,7 +7,8 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestGateway, ROOT_PASSWORD, type TestGateway } from '../helpers/gateway.ts';
 import { putOk, signInAdmin, type Admin } from '../helpers/admin.ts';
-import { call, type Answer } from '../helpers/http.ts';
+import { call } from '../helpers/http.ts';
+import { refused } from '../helpers/refused.ts';
 import { callHttps, signInHttps } from '../helpers/https.ts';
 import { openSslKit, type OpenSslKit } from '../helpers/openssl.ts';
 import { rawRequest, startUpstream, type Upstream } from '../helpers/upstream.ts';
@@ -16,11 +17,6 @@ function doorPort(t: TestGateway, plane: 'data' | 'control', protocol: 'http' | 
   const door = t.gw.doors.find((d) => d.plane === plane && d.protocol === protocol);
   assert.ok(door, `the ${plane} plane has an open ${protocol} door`);
   return door.port;
-}
-
-function refused(a: Answer, status: number, code: string, what: string): void {
-  assert.equal(a.status, status, `${what}: ${a.status} ${a.text}`);
-  assert.equal(a.json?.code, code, `${what}: ${a.text}`);
 }
 
 async function created(admin: Admin, body: Record<string, unknown>): Promise<string> {

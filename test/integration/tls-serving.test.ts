@@ -11,7 +11,8 @@ import assert from 'node:assert/strict';
 import { connect, type PeerCertificate } from 'node:tls';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { signInAdmin, type Admin } from '../helpers/admin.ts';
-import { call, type Answer } from '../helpers/http.ts';
+import { call } from '../helpers/http.ts';
+import { refused } from '../helpers/refused.ts';
 import { openSslKit, type OpenSslKit } from '../helpers/openssl.ts';
 
 const DAY_MS = 86_400_000;
@@ -34,11 +35,6 @@ after(async () => {
 async function advance(by: string): Promise<void> {
   assert.equal((await call(`${t.url('control')}/__clock/advance`, { method: 'POST', body: { by } })).status, 200);
   root = await signInAdmin(t.url('control'));
-}
-
-function refused(a: Answer, status: number, code: string, what: string): void {
-  assert.equal(a.status, status, `${what}: ${a.status} ${a.text}`);
-  assert.equal(a.json?.code, code, `${what}: ${a.text}`);
 }
 
 async function created(body: Record<string, unknown>): Promise<string> {
