@@ -1,7 +1,7 @@
 /** ConfigActor, worker side. */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runActor } from '../../workers/actor-runtime.ts';
-import { beginAttempt, endAttempt } from '../../store/signin-attempts.ts';
+import { beginAttempt, endAttempt } from './signin-attempts.ts';
 import { forgetNode, markNode, NODE_BEAT_MS, nodesBehind } from '../../store/node-marks.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import { openStore } from '../../store/orm.ts';

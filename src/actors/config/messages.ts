@@ -134,7 +134,7 @@ export type ConfigCalls = {
   ping: { args: null; result: { driver: 'sqlite' | 'postgresql' } };
   'session.create': { args: { account: string; scope: SessionScope; ttlMs: number }; result: { secret: string; expiresAt: number } };
   'session.delete': { args: { id: string }; result: null };
-  /** A sign-in attempt of `name` begins (store/signin-attempts.ts): refused for `wait` ms, or its place held. */
+  /** A sign-in attempt of `name` begins (actors/config/signin-attempts.ts): refused for `wait` ms, or its place held. */
   'signin.begin': { args: { name: string }; result: { wait: number } | { attempt: string } };
   /** It ended; true when this failure tripped the lock. */
   'signin.end': { args: { name: string; attempt: string; ok: boolean }; result: boolean };

@@ -1,7 +1,7 @@
 /**
  * The sign-in throttle's rules (spec 1.3 rule 8), pure: past `limit` failures of a name within
  * `windowMs`, the name is locked for `lockMs`. The attempts live in the database
- * (store/signin-attempts.ts), so every node of a cluster counts the same failures.
+ * (actors/config/signin-attempts.ts), so every node of a cluster counts the same failures.
  *
  * Checking a password takes a while (scrypt on the pool), so attempts sent at once would all pass
  * the lock before the first of them failed. An attempt in flight counts as a failure until it

@@ -5,10 +5,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/core';
-import { SigninAttemptRow } from './entities.ts';
-import { retryBusy } from './busy.ts';
-import type { Store } from './orm.ts';
-import { nameKey, THROTTLE, trips, waitBefore, type Attempt, type AttemptState } from '../core/sessions/throttle.ts';
+import { SigninAttemptRow } from '../../store/entities.ts';
+import { retryBusy } from '../../store/busy.ts';
+import type { Store } from '../../store/orm.ts';
+import { nameKey, THROTTLE, trips, waitBefore, type Attempt, type AttemptState } from '../../core/sessions/throttle.ts';
 
 async function underNameLock<T>(store: Store, key: string, fn: (em: EntityManager) => Promise<T>): Promise<T> {
   return retryBusy(() => store.em().transactional(async (em) => {
