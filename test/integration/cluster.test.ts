@@ -218,3 +218,22 @@ test('a node that stopped is not waited for: writes go on at once', cluster, asy
     await a.close();
   }
 });
+
+test('a certificate made on one node is placed at once through another', cluster, async () => {
+  const a = await startTestGateway({ GATEWAY_NODE_NAME: 'node-a' });
+  const b = await startTestGateway({ GATEWAY_NODE_NAME: 'node-b' }, a.db);
+  try {
+    const onA = await signInAdmin(a.url('control'));
+    const onB = await signInAdmin(b.url('control'));
+    for (let round = 0; round < 5; round++) {
+      const made = await onA.post('/api/certificates', { source: 'self-signed', names: [`r${round}.cluster.test`] });
+      assert.equal(made.status, 201, made.text);
+      const placed = await onB.put(`/api/certificates/${made.json.id}/placement`, { planes: [] });
+      assert.equal(placed.status, 200, `round ${round}: ${placed.text}`);
+    }
+    assert.equal((await onB.put('/api/certificates/crt_nowhere/placement', { planes: [] })).status, 404);
+  } finally {
+    await b.close();
+    await a.close();
+  }
+});

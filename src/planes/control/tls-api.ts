@@ -131,7 +131,8 @@ export function addTlsApi(router: Router<Principal>, gw: GatewayContext): void {
     const replace = body?.replace ?? false;
     if (typeof replace !== 'boolean') throw invalidField('replace', 'replace is true or false.');
     if (!Array.isArray(planes)) throw invalidField('planes', 'planes is a list of console, app and internal.');
-    record(id);
+    // Whether it exists is the actor's to say, from the database: this node's view may not hold yet
+    // a certificate another node made a moment ago.
     // Bind first: a door that cannot open refuses the placement before anything is written.
     const arriving = (planes as TlsPlane[]).filter((p) => ['console', 'app', 'internal'].includes(p));
     let placed: CertRecord | null;
