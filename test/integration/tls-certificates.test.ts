@@ -184,11 +184,24 @@ test('file system: paths only, exclusions refused, the pair re-read every 30 s w
   assert.equal(record.fingerprint, fingerprint);
   assert.deepEqual([...record.names].sort(), ['files.example.test', 'renewed.example.test']);
 
+  // A renewal written one file at a time: while the files disagree, the last pair read is presented.
+  const third = kit.leaf('third', 'DNS:files.example.test,DNS:third.example.test');
+  writeFileSync(certPath, third.cert);
+  assert.equal((await advance('PT30S')).status, 200);
+  const half = await until('the record says the files disagree', () => root.get(`/api/certificates/${id}`), (r) => /make no pair now/.test(String(r.json.detail)));
+  assert.equal(half.json.state, 'active');
+  assert.equal((await presented(port, 'files.example.test')).fingerprint256, fingerprint, 'still the last pair read');
+  writeFileSync(keyPath, third.key);
+  const thirdPrint = opensslFingerprint('third.pem');
+  assert.equal((await advance('PT30S')).status, 200);
+  await until('the third certificate presented', () => presented(port, 'files.example.test').then((p) => p.fingerprint256), (f) => f === thirdPrint);
+  assert.equal((await root.get(`/api/certificates/${id}`)).json.detail, null, 'a pair again');
+
   rmSync(certPath);
   rmSync(keyPath);
   assert.equal((await advance('PT30S')).status, 200);
   const gone = await until('the record says missing', () => root.get(`/api/certificates/${id}`), (r) => r.json.state === 'missing');
-  assert.equal(gone.json.fingerprint, fingerprint, 'the last certificate read is kept');
+  assert.equal(gone.json.fingerprint, thirdPrint, 'the last certificate read is kept');
   assert.equal((await root.put(`/api/certificates/${id}/placement`, { planes: [] })).status, 200);
 });
 

@@ -7,8 +7,8 @@ import { every } from '../../clock/every.ts';
 import { changeMark } from '../config/snapshot.ts';
 import { followChanges, inOrder } from '../change-follower.ts';
 import { retryBusy } from '../../store/busy.ts';
-import { FILE_REREAD_MS, type CertCalls, type CertEvent, type CertInit, type CertRecord, type CertTells } from './messages.ts';
-import { build, loadRows } from './records.ts';
+import { FILE_REREAD_MS, type CertCalls, type CertEvent, type CertInit, type CertRecord, type CertTells, type Material } from './messages.ts';
+import { build, HELD, loadRows } from './records.ts';
 import { readTlsSettings } from './tls-settings.ts';
 import { certificateHandlers } from './handlers.ts';
 import type { CertDeps } from './deps.ts';
@@ -27,6 +27,8 @@ runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
   let mark = '';
   let records = new Map<string, CertRecord>();
   const reported = new Set<string>();
+  // The last pair read of each placed file-system certificate, served while a renewal is half-written.
+  const lastGood = new Map<string, Material>();
 
   const queue = inOrder();
   const publish = () => queue(async (): Promise<void> => {
@@ -34,7 +36,7 @@ runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
     mark = await changeMark(em, ['tls']);
     const loaded = await loadRows(em);
     const settings = await readTlsSettings(em);
-    const built = build(loaded, settings, masterKey, ctx.clock.now());
+    const built = build(loaded, settings, masterKey, ctx.clock.now(), lastGood);
     records = new Map(built.records.map((r) => [r.id, r]));
     for (const r of built.records) {
       // Said once per certificate and reason, not at every publish.
@@ -58,7 +60,9 @@ runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
     const rows = await store.em().find(CertificateRow, { source: 'file' });
     let moved = false;
     for (const row of rows) {
-      const wasMissing = records.get(row.id)?.state === 'missing';
+      // Missing, or served from its last pair while the files disagree: said once, not every turn.
+      const before = records.get(row.id);
+      const wasMissing = before?.state === 'missing' || before?.detail?.startsWith(HELD) === true;
       let readable = false;
       try {
         const pair = readFilePair(row.certPath!, row.keyPath!);

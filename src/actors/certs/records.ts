@@ -2,6 +2,7 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { CertificateRow, PlacementRow } from '../../store/entities.ts';
 import { unseal } from '../../core/vault/seal.ts';
+import { GatewayError } from '../../http/errors.ts';
 import { readFilePair } from './sources/file.ts';
 import { TLS_PLANES, type CertRecord, type CertSource, type CertState, type Material, type Placement, type TlsPlane, type TlsSettings } from './messages.ts';
 import { fitsMode } from './modes.ts';
@@ -21,14 +22,22 @@ export async function loadRows(em: EntityManager): Promise<Loaded> {
   return { rows, placements: placed.map((p) => ({ id: p.certificateId, plane: p.plane as TlsPlane, placedAt: p.placedAt })) };
 }
 
+/** Why a row's key cannot be had; `gone`: a file of its pair is not there at all. */
+export interface KeyProblem {
+  readonly problem: string;
+  readonly state: CertState;
+  readonly gone?: boolean;
+}
+
 /** The key of a row, unsealed (or read from its file), or the sentence saying why it cannot be. */
-export function keyOf(row: CertificateRow, masterKey: Buffer): { key: string; cert: string } | { problem: string; state: CertState } {
+export function keyOf(row: CertificateRow, masterKey: Buffer): { key: string; cert: string } | KeyProblem {
   if (row.source === 'file') {
     try {
       const pair = readFilePair(row.certPath!, row.keyPath!);
       return { key: pair.keyPem, cert: pair.certPem };
     } catch (err) {
-      return { problem: (err as Error).message, state: 'missing' };
+      const gone = err instanceof GatewayError && err.code === 'tls.file-unreadable' && /\(no such file\)/.test(err.detail);
+      return { problem: (err as Error).message, state: 'missing', gone };
     }
   }
   if (!row.certPem || !row.keySealed) return { problem: 'no certificate yet', state: row.source === 'csr' ? 'pending' : 'requesting' };
@@ -68,7 +77,7 @@ function notYetValidDetail(notBefore: number): string {
   return `valid from ${new Date(notBefore * 1000).toISOString()}: clients refuse it until then, so it is presented only where nothing valid carries the name asked`;
 }
 
-function stateOf(row: CertificateRow, keyProblem: { problem: string; state: CertState } | null, nowS: number): { state: CertState; detail: string | null } {
+function stateOf(row: CertificateRow, keyProblem: KeyProblem | null, nowS: number): { state: CertState; detail: string | null } {
   if (row.source === 'csr' && !row.certPem) return { state: 'pending', detail: 'waiting for the authority\'s answer; download the request again at /api/certificates/' + row.id + '/csr' };
   if (row.status === 'requesting' || row.status === 'refused') return { state: row.status, detail: row.detail ?? null };
   if (keyProblem) return { state: keyProblem.state, detail: keyProblem.problem };
@@ -92,24 +101,50 @@ export interface Built {
   readonly material: Material[];
 }
 
+/** How the detail of a file-system certificate served from its last pair read begins. */
+export const HELD = 'the files on disk make no pair now';
+
 /**
  * Records for the API and material for the doors. Keys are opened only for placed certificates:
  * a certificate in reserve is never held in clear in memory.
+ *
+ * A placed file-system pair is kept in `lastGood` (the actor's, from one publish to the next): a
+ * runtime renewing it writes one file before the other, and while the two disagree the last pair
+ * read goes on being presented, said in the detail. A pair whose files are gone is not served.
  */
-export function build(loaded: Loaded, settings: TlsSettings, masterKey: Buffer, nowMs: number): Built {
+export function build(loaded: Loaded, settings: TlsSettings, masterKey: Buffer, nowMs: number, lastGood: Map<string, Material> = new Map()): Built {
   const placedOn = new Map<string, TlsPlane[]>();
   for (const p of loaded.placements) placedOn.set(p.id, [...(placedOn.get(p.id) ?? []), p.plane]);
   const records: CertRecord[] = [];
   const material: Material[] = [];
+  const kept = new Set<string>();
   for (const row of loaded.rows) {
     const planes = TLS_PLANES.filter((pl) => placedOn.get(row.id)?.includes(pl));
-    let keyProblem: { problem: string; state: CertState } | null = null;
+    let keyProblem: KeyProblem | null = null;
+    let held: string | null = null;
     if (planes.length > 0 || row.source === 'file') {
       const opened = keyOf(row, masterKey);
-      if ('problem' in opened) keyProblem = opened;
-      else if (planes.length > 0) material.push({ id: row.id, cert: opened.cert, key: opened.key });
+      const last = row.source === 'file' && planes.length > 0 ? lastGood.get(row.id) : undefined;
+      if (!('problem' in opened)) {
+        if (planes.length > 0) {
+          const m = { id: row.id, cert: opened.cert, key: opened.key };
+          material.push(m);
+          if (row.source === 'file') {
+            lastGood.set(row.id, m);
+            kept.add(row.id);
+          }
+        }
+      } else if (last !== undefined && opened.gone !== true) {
+        material.push(last);
+        kept.add(row.id);
+        held = opened.problem;
+      } else {
+        keyProblem = opened;
+      }
     }
-    const { state, detail } = stateOf(row, keyProblem, Math.floor(nowMs / 1000));
+    const { state, detail } = held !== null
+      ? { state: 'active' as const, detail: `${HELD}: ${held}; the last pair read is presented until they do` }
+      : stateOf(row, keyProblem, Math.floor(nowMs / 1000));
     records.push({
       id: row.id, name: row.name, names: row.names, issuer: row.issuer ?? null,
       notBefore: row.notBefore ?? null, notAfter: row.notAfter ?? null, source: row.source as CertSource,
@@ -118,5 +153,6 @@ export function build(loaded: Loaded, settings: TlsSettings, masterKey: Buffer, 
       createdAt: row.createdAt,
     });
   }
+  for (const id of lastGood.keys()) if (!kept.has(id)) lastGood.delete(id);
   return { records, material };
 }
