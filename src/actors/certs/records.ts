@@ -6,7 +6,8 @@ import { GatewayError } from '../../http/errors.ts';
 import { readFilePair } from './sources/file.ts';
 import { TLS_PLANES, type CertRecord, type CertSource, type CertState, type Material, type Placement, type TlsPlane, type TlsSettings } from './messages.ts';
 import { fitsMode } from './modes.ts';
-import { isLive, NOT_BEFORE_SKEW_S } from '../../core/tls/choose.ts';
+import { isLive } from '../../core/tls/choose.ts';
+import { stateAt } from './state.ts';
 
 export const keyContext = (id: string): string => `certificate/${id}`;
 
@@ -71,29 +72,11 @@ export function servingOn(rows: readonly CertificateRow[], placements: readonly 
   return serving;
 }
 
-const EXPIRED_DETAIL = 'expired: it is still presented where nothing valid carries the name asked';
-
-function notYetValidDetail(notBefore: number): string {
-  return `valid from ${new Date(notBefore * 1000).toISOString()}: clients refuse it until then, so it is presented only where nothing valid carries the name asked`;
-}
-
 function stateOf(row: CertificateRow, keyProblem: KeyProblem | null, nowS: number): { state: CertState; detail: string | null } {
   if (row.source === 'csr' && !row.certPem) return { state: 'pending', detail: 'waiting for the authority\'s answer; download the request again at /api/certificates/' + row.id + '/csr' };
   if (row.status === 'requesting' || row.status === 'refused') return { state: row.status, detail: row.detail ?? null };
   if (keyProblem) return { state: keyProblem.state, detail: keyProblem.problem };
   return stateAt({ state: 'active', detail: row.detail ?? null, notBefore: row.notBefore ?? null, notAfter: row.notAfter ?? null }, nowS);
-}
-
-/**
- * A record's state at `nowS`: the state built at the last publish moves with time between active,
- * expired and not yet valid (nothing republishes when a certificate's end passes). A start is
- * "not yet" only past NOT_BEFORE_SKEW_S: clocks disagree, and a test clock stands still.
- */
-export function stateAt(r: Pick<CertRecord, 'state' | 'detail' | 'notBefore' | 'notAfter'>, nowS: number): { state: CertState; detail: string | null } {
-  if (r.state !== 'active' && r.state !== 'expired' && r.state !== 'not-yet-valid') return { state: r.state, detail: r.detail };
-  if (r.notAfter !== null && r.notAfter <= nowS) return { state: 'expired', detail: EXPIRED_DETAIL };
-  if (r.notBefore !== null && r.notBefore > nowS + NOT_BEFORE_SKEW_S) return { state: 'not-yet-valid', detail: notYetValidDetail(r.notBefore) };
-  return { state: 'active', detail: r.state === 'active' ? r.detail : null };
 }
 
 export interface Built {

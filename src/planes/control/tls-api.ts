@@ -7,7 +7,7 @@ import type { Exchange } from '../../http/exchange.ts';
 import { invalidField } from '../../http/errors.ts';
 import type { CertRecord, NewCertificate, TlsPlane, Via } from '../../actors/certs/messages.ts';
 import { listMountCertificates } from '../../actors/certs/sources/file.ts';
-import { stateAt } from '../../actors/certs/records.ts';
+import { stateAt } from '../../actors/certs/state.ts';
 import type { GatewayContext } from '../context.ts';
 import { callerOf, type Principal } from '../principal.ts';
 import { requireCapability } from './auth.ts';
