@@ -27,6 +27,9 @@ const ACME_TLS_ALPN = 'acme-tls/1';
 /** A client that has not finished its handshake by then is cut off. */
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 
+/** Alert descriptions (RFC 8446 section 6.2) the door refuses a handshake with. */
+const ALERT = { handshakeFailure: 40, decodeError: 50, unrecognizedName: 112, noApplicationProtocol: 120 } as const;
+
 /** The local address a connection reached, as a certificate's IP entry writes it (no IPv4-mapped prefix). */
 function addressCalled(raw: Socket): string | undefined {
   const local = raw.localAddress;
@@ -198,9 +201,14 @@ export async function openTlsDoor(opts: TlsDoorOptions): Promise<TlsDoor> {
   const http: Server = createHttpServer({ keepAliveTimeout: 10_000 }, handle);
   const sockets = serveTlsSockets(http, opts, { begin, draining: () => flight.draining });
 
-  const refuse = (raw: Socket, err: Error, serverName: string | undefined) => {
+  /**
+   * Refuses a handshake with a fatal alert, sent in the clear as TLS allows before the handshake
+   * (RFC 8446 section 6), so that the client says why instead of "unexpected EOF".
+   */
+  const refuse = (raw: Socket, err: Error, serverName: string | undefined, alert: number = ALERT.handshakeFailure) => {
     opts.onHandshakeError?.(err, serverName);
-    raw.destroy();
+    raw.end(Buffer.from([0x15, 0x03, 0x03, 0x00, 0x02, 0x02, alert]));
+    raw.setTimeout(1000, () => raw.destroy());
   };
   /** Starts TLS on a socket whose ClientHello was read, with the one certificate chosen for it. */
   const secure = (raw: Socket, received: Buffer, serverName: string | undefined, protocols: readonly string[]) => {
@@ -209,13 +217,13 @@ export async function openTlsDoor(opts: TlsDoorOptions): Promise<TlsDoor> {
     // An authority validating a name offers acme-tls/1 alone; it gets the answer, never a certificate.
     if (opts.alpn && serverName && protocols.length === 1 && protocols[0] === ACME_TLS_ALPN) {
       const answer = opts.alpn(serverName);
-      if (!answer) return refuse(raw, new Error(`no ACME validation waits on ${serverName}`), serverName);
+      if (!answer) return refuse(raw, new Error(`no ACME validation waits on ${serverName}`), serverName, ALERT.noApplicationProtocol);
       context = doorContext(answer.cert, answer.key);
       acme = true;
     } else {
       context = opts.resolve(serverName);
     }
-    if (context instanceof Error) return refuse(raw, context, serverName);
+    if (context instanceof Error) return refuse(raw, context, serverName, ALERT.unrecognizedName);
     raw.pause();
     raw.unshift(received);
     const tls = new TLSSocket(raw, { isServer: true, secureContext: context, ALPNProtocols: acme ? [ACME_TLS_ALPN] : ['http/1.1'] });
@@ -245,7 +253,7 @@ export async function openTlsDoor(opts: TlsDoorOptions): Promise<TlsDoor> {
       if (hello.kind === 'more' && received.length <= MAX_HELLO_BYTES) return;
       raw.off('data', onData);
       clearTimeout(timer);
-      if (hello.kind !== 'hello') return refuse(raw, new Error(hello.kind === 'invalid' ? hello.reason : 'ClientHello too large'), undefined);
+      if (hello.kind !== 'hello') return refuse(raw, new Error(hello.kind === 'invalid' ? hello.reason : 'ClientHello too large'), undefined, ALERT.decodeError);
       // A client that calls an address sends no name (RFC 6066 forbids literal addresses): the
       // address it reached stands for the name, so a certificate carrying that IP entry serves it (rule 1).
       secure(raw, received, hello.serverName ?? addressCalled(raw), hello.protocols);

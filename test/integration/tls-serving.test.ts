@@ -8,6 +8,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect as netConnect } from 'node:net';
 import { connect, type PeerCertificate } from 'node:tls';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { signInAdmin, type Admin } from '../helpers/admin.ts';
@@ -150,5 +151,26 @@ test('TLS 1.2 offers forward-secret AEAD suites only: a client asking static RSA
   assert.equal(await handshake({ ciphers: 'ECDHE-RSA-AES128-GCM-SHA256', maxVersion: 'TLSv1.2' }), 'ECDHE-RSA-AES128-GCM-SHA256');
   await assert.rejects(handshake({ ciphers: 'AES128-SHA', maxVersion: 'TLSv1.2' }), /handshake failure|no shared cipher|alert/i);
   await assert.rejects(handshake({ ciphers: 'ECDHE-RSA-AES128-SHA', maxVersion: 'TLSv1.2' }), /handshake failure|no shared cipher|alert/i);
+  assert.equal((await root.del(`/api/certificates/${id}`)).status, 204);
+});
+
+test('a refused handshake ends with an alert that says why: an ACME validation no order waits on, a ClientHello that is none', async () => {
+  const id = await created({ source: 'self-signed', names: ['alert.test'] });
+  assert.equal((await root.put(`/api/certificates/${id}/placement`, { planes: ['app'] })).status, 200);
+  const acme = await new Promise<Error>((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port: httpsPort(), servername: 'nobody.test', ALPNProtocols: ['acme-tls/1'], rejectUnauthorized: false }, () => resolve(new Error('the handshake was accepted')));
+    socket.once('error', resolve);
+  });
+  assert.match(String((acme as NodeJS.ErrnoException).code ?? acme.message), /NO_APPLICATION_PROTOCOL/i, acme.message);
+
+  // Not TLS at all: a decode_error record, then the close.
+  const answer = await new Promise<Buffer>((resolve, reject) => {
+    const raw = netConnect({ host: '127.0.0.1', port: httpsPort() }, () => raw.write('GET / HTTP/1.1\r\nHost: alert.test\r\n\r\n'));
+    const chunks: Buffer[] = [];
+    raw.on('data', (c: Buffer) => chunks.push(c));
+    raw.once('close', () => resolve(Buffer.concat(chunks)));
+    raw.once('error', reject);
+  });
+  assert.deepEqual([...answer], [0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 50]);
   assert.equal((await root.del(`/api/certificates/${id}`)).status, 204);
 });
