@@ -19,7 +19,7 @@ export interface WriteDeps {
   publish(): Promise<void>;
   /** Hands lines written in a committed transaction on (to the collector push). */
   written(rows: readonly AuditRow[]): void;
-  /** Waits until the other nodes serve change `id` (the ConfigActor's writes; absent, nothing to wait for). */
+  /** Waits until the other nodes serve change `id` (actors/node-serving.ts; absent, nothing to wait for). */
   served?(id: number): Promise<void>;
 }
 

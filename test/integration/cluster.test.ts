@@ -213,13 +213,13 @@ test('a node that stopped is not waited for: writes go on at once', cluster, asy
     await b.gw.stop();
     assert.equal((await onA.put('/api/roles/after-stop', {})).status, 201);
     // A node still counted would hold the write until the wait gives up, and say so.
-    assert.ok(!a.logs.some((l) => l.msg === 'a configuration change is answered before every node serves it'), 'a clean stop says the node is gone');
+    assert.ok(!a.logs.some((l) => l.msg === 'a config change is answered before every node serves it'), 'a clean stop says the node is gone');
   } finally {
     await a.close();
   }
 });
 
-test('a certificate made on one node is placed at once through another', cluster, async () => {
+test('a certificate made on one node is read and placed at once through another', cluster, async () => {
   const a = await startTestGateway({ GATEWAY_NODE_NAME: 'node-a' });
   const b = await startTestGateway({ GATEWAY_NODE_NAME: 'node-b' }, a.db);
   try {
@@ -228,6 +228,8 @@ test('a certificate made on one node is placed at once through another', cluster
     for (let round = 0; round < 5; round++) {
       const made = await onA.post('/api/certificates', { source: 'self-signed', names: [`r${round}.cluster.test`] });
       assert.equal(made.status, 201, made.text);
+      // Answered once every node holds it: B's own view has it already.
+      assert.equal((await onB.get(`/api/certificates/${made.json.id}`)).status, 200, `round ${round}: read through B`);
       const placed = await onB.put(`/api/certificates/${made.json.id}/placement`, { planes: [] });
       assert.equal(placed.status, 200, `round ${round}: ${placed.text}`);
     }

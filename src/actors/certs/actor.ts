@@ -19,6 +19,7 @@ import { startDigest } from './digest-loop.ts';
 import { acmeAuthorityHandlers } from './acme-authorities.ts';
 import { startAcmeIssuer } from './acme-issuer.ts';
 import { RelayedChallenges } from './challenge-relay.ts';
+import { nodeServing } from '../node-serving.ts';
 
 runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
   // One connection more than the calls need: an order's issuance holds one on PostgreSQL (its lock).
@@ -30,6 +31,7 @@ runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
   // The last pair read of each placed file-system certificate, served while a renewal is half-written.
   const lastGood = new Map<string, Material>();
 
+  const serving = nodeServing({ store, node: init.node, what: 'certs', log: ctx.log });
   const queue = inOrder();
   const publish = () => queue(async (): Promise<void> => {
     const em = store.em();
@@ -47,6 +49,7 @@ runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
       }
     }
     ctx.emit({ type: 'snapshot', snapshot: { certificates: built.records, placements: loaded.placements, material: built.material, settings } });
+    await serving.holds(Number(mark.split(',')[0] ?? 0) || 0);
   });
   await publish();
   const follower = await followChanges({
@@ -104,6 +107,7 @@ runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
   const deps: CertDeps = {
     store, masterKey, node: init.node, now: () => ctx.clock.now(), caller: () => ctx.caller(), publish,
     written: (rows) => ctx.emit({ type: 'audit.written', rows: [...rows] }),
+    served: serving.served,
     dataDir: init.dataDir, internalNames: init.internalNames,
     record: (id) => records.get(id),
     acme: { licensed: init.licensed, request: issuer.request },
@@ -116,6 +120,7 @@ runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
       await issuer.stop();
       await rereading.stop();
       await digest.stop();
+      await serving.stop();
       await follower.close();
       await store.close();
     },

@@ -1,9 +1,7 @@
 /** ConfigActor, worker side. */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { runActor } from '../../workers/actor-runtime.ts';
 import { beginAttempt, endAttempt } from './signin-attempts.ts';
-import { forgetNode, markNode, NODE_BEAT_MS, nodesBehind } from '../../store/node-marks.ts';
-import { errorAttrs } from '../../log/logger.ts';
+import { nodeServing } from '../node-serving.ts';
 import { openStore } from '../../store/orm.ts';
 import { Change, Session } from '../../store/entities.ts';
 import { hashSecret, newSecret } from '../../core/secrets.ts';
@@ -23,10 +21,6 @@ import { routeAuditHandlers } from './handlers/route-audit.ts';
 import { authorityHandlers } from './handlers/authorities.ts';
 import { logHandlers } from './handlers/logs.ts';
 
-/** How long a write waits for the other nodes to serve it, and how often it looks. */
-const SERVED_WAIT_MS = 2_000;
-const SERVED_POLL_MS = 10;
-
 runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
   const store = await openStore({ ...init.store, poolSize: 2 });
   const masterKey = Buffer.from(init.masterKey, 'base64');
@@ -35,6 +29,8 @@ runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
 
   if (await ensureSigningKey(store, masterKey, ctx.clock.now())) ctx.log.info('identity signing key created');
 
+  const serving = nodeServing({ store, node: init.node, what: 'config', log: ctx.log });
+  const served = serving.served;
   const queue = inOrder();
   const publish = () => queue(async () => {
     const snapshot = await loadSnapshot(store.em(), {
@@ -48,36 +44,10 @@ runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
     });
     mark = snapshot.mark;
     ctx.emit({ type: 'snapshot', snapshot });
-    await say();
+    // What this node serves, for the writers of other nodes.
+    await serving.holds(Number(mark.split(',')[0] ?? 0) || 0);
   });
-
-  // What this node serves, for the writers of other nodes (store/node-marks.ts): after each
-  // publish, and every few seconds to say it is alive. A failure is said once; the next try follows.
-  let markFailing = false;
-  const newest = () => Number(mark.split(',')[0] ?? 0) || 0;
-  const say = async () => {
-    try {
-      await markNode(store, init.node, newest());
-      markFailing = false;
-    } catch (err) {
-      if (!markFailing) ctx.log.warn('cannot say which configuration this node serves; writers on other nodes will not wait for it', errorAttrs(err));
-      markFailing = true;
-    }
-  };
   await publish();
-  const beat = setInterval(() => void say(), NODE_BEAT_MS);
-  beat.unref();
-
-  /** A write answered once the other nodes alive serve it, or after SERVED_WAIT_MS, said. */
-  const served = async (id: number): Promise<void> => {
-    const until = Date.now() + SERVED_WAIT_MS;
-    let behind = await nodesBehind(store, init.node, id);
-    while (behind.length > 0 && Date.now() < until) {
-      await sleep(SERVED_POLL_MS);
-      behind = await nodesBehind(store, init.node, id);
-    }
-    if (behind.length > 0) ctx.log.warn('a configuration change is answered before every node serves it', { change: id, nodes: behind.join(','), waitedMs: SERVED_WAIT_MS });
-  };
 
   const follower = await followChanges({
     store, log: ctx.log, pollMs: init.pollMs, what: 'configuration',
@@ -134,8 +104,7 @@ runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
       ...logHandlers(deps),
     },
     stop: async () => {
-      clearInterval(beat);
-      await forgetNode(store, init.node).catch(() => { /* its row ages out in NODE_ALIVE_MS */ });
+      await serving.stop();
       await follower.close();
       await store.close();
     },
