@@ -131,6 +131,13 @@ test('keys no TLS client would accept are refused with what to use instead', () 
   for (const file of ['rsa8.pem', 'ec-sec1.pem', 'ed.pem']) assert.equal(typeof readPrivateKey(kit.read(file)).asymmetricKeyType, 'string', file);
 });
 
+test('SAN entries no client matches are carried by nobody; the CN names nothing beside a SAN', () => {
+  const odd = kit.leaf('odd', 'DNS:*.com,DNS:x_y.example.test,DNS:a*.example.test,DNS:*.*.example.test,DNS:*,DNS:Ok.Example.test,IP:10.0.0.9', { cn: 'cn.example.test' });
+  assert.deepEqual(readCertificate(odd.cert).names, ['ok.example.test', '10.0.0.9']);
+  const none = kit.leaf('none', 'DNS:*.com', { cn: 'cn.example.test' });
+  assert.deepEqual(readCertificate(none.cert).names, [], 'the CN does not stand in for a SAN that names nothing usable');
+});
+
 test('pemBlocks finds the blocks the lazy expression found, on texts made at random', () => {
   const LAZY = /-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END \1-----/g;
   const pieces = ['-----BEGIN A-----', '-----END A-----', '-----BEGIN B C-----', '-----END B C-----', '-----BEGIN B-----', '-----END B-----', 'xyz', '\n', '-----', 'MIIB', ' '];

@@ -109,16 +109,25 @@ export function readableName(dn: string): string {
   return cn ?? org ?? dn.split('\n').join(', ');
 }
 
-/** Entries of node's subjectAltName text; since node 17 an entry with a comma or quote is JSON-quoted. */
-function altNames(x509: X509Certificate): string[] {
+/**
+ * Entries of node's subjectAltName text (since node 17 an entry with a comma or quote is
+ * JSON-quoted), and whether it had any. A DNS entry no client would match it to (`*`, `*.com`,
+ * `a*.example.com`, `*.*.example.com`, `x_y.example.com`) is carried by nobody: it is left out
+ * rather than let it answer names, take them from other certificates or redirect to them.
+ */
+function altNames(x509: X509Certificate): { names: string[]; any: boolean } {
   const names: string[] = [];
+  let any = false;
   const entry = /(DNS|IP Address):("(?:[^"\\]|\\.)*"|[^,]*)(?:, |$)/g;
   for (const m of (x509.subjectAltName ?? '').matchAll(entry)) {
     const raw = m[2] ?? '';
     const value = raw.startsWith('"') ? (JSON.parse(raw) as string) : raw;
-    if (m[1] === 'DNS' || isIpAddress(value)) names.push(normaliseHost(value));
+    if (m[1] !== 'DNS' && !isIpAddress(value)) continue;
+    any = true;
+    const name = normaliseHost(value);
+    if (certificateNameProblem(name) === null) names.push(name);
   }
-  return [...new Set(names)];
+  return { names: [...new Set(names)], any };
 }
 
 function certificateBlocks(text: string, field: string): PemBlock[] {
@@ -169,7 +178,8 @@ export function readCertificate(pem: string, field = 'cert'): CertInfo {
   const cn = attribute(x509.subject, 'CN');
   const cnName = cn !== undefined && certificateNameProblem(cn) === null ? [normaliseHost(cn)] : [];
   return {
-    names: san.length > 0 ? san : cnName,
+    // With names in the SAN, the subject's CN names nothing (RFC 6125 section 6.4.4).
+    names: san.any ? san.names : cnName,
     subject: readableName(x509.subject),
     issuer: readableName(x509.issuer),
     notBefore: seconds(x509.validFrom),
