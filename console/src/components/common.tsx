@@ -74,6 +74,17 @@ export function formatTime(epochSeconds: number | null | undefined, utc = false)
   return d.toLocaleString(undefined, { year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
 }
 
+/** Who last changed a setting and when, as the settings answers of the API say it. */
+export function LastChange({ updatedAt, updatedBy, utc = false }: { updatedAt: number | null; updatedBy: string | null; utc?: boolean }) {
+  return (
+    <p class="muted" role="status">
+      {updatedAt === null
+        ? 'Nobody has changed these settings: the defaults hold.'
+        : `Last changed by ${updatedBy ?? 'an unknown caller'} on ${formatTime(updatedAt, utc)}.`}
+    </p>
+  );
+}
+
 /** Re-renders every `ms` (countdowns). */
 export function useTick(ms = 1000): number {
   const [now, setNow] = useState(Date.now());

@@ -8,7 +8,7 @@ import { changeMark } from '../config/snapshot.ts';
 import { followChanges, inOrder } from '../change-follower.ts';
 import { retryBusy } from '../../store/busy.ts';
 import { FILE_REREAD_MS, type CertCalls, type CertEvent, type CertInit, type CertRecord, type CertTells, type Material } from './messages.ts';
-import { build, HELD, loadRows } from './records.ts';
+import { build, loadRows } from './records.ts';
 import { readTlsSettings } from './tls-settings.ts';
 import { certificateHandlers } from './handlers.ts';
 import type { CertDeps } from './deps.ts';
@@ -30,6 +30,7 @@ runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
   const reported = new Set<string>();
   // The last pair read of each placed file-system certificate, served while a renewal is half-written.
   const lastGood = new Map<string, Material>();
+  let fromLastPair: ReadonlySet<string> = new Set();
 
   const serving = nodeServing({ store, node: init.node, what: 'certs', log: ctx.log });
   const queue = inOrder();
@@ -40,6 +41,7 @@ runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
     const settings = await readTlsSettings(em);
     const built = build(loaded, settings, masterKey, ctx.clock.now(), lastGood);
     records = new Map(built.records.map((r) => [r.id, r]));
+    fromLastPair = built.fromLastPair;
     for (const r of built.records) {
       // Said once per certificate and reason, not at every publish.
       const said = `${r.id}:${r.state}`;
@@ -64,8 +66,7 @@ runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
     let moved = false;
     for (const row of rows) {
       // Missing, or served from its last pair while the files disagree: said once, not every turn.
-      const before = records.get(row.id);
-      const wasMissing = before?.state === 'missing' || before?.detail?.startsWith(HELD) === true;
+      const wasMissing = records.get(row.id)?.state === 'missing' || fromLastPair.has(row.id);
       let readable = false;
       try {
         const pair = readFilePair(row.certPath!, row.keyPath!);

@@ -6,7 +6,7 @@ import type { ActorHandlers } from '../../workers/actor-runtime.ts';
 import { checkDoor, nameTakenRefusal, namesTakenByOtherPlane } from '../../core/tls/door-names.ts';
 import { covers } from '../../core/tls/names.ts';
 import { PLANE_NAMES, type CertCalls, type DoorPlane } from './messages.ts';
-import { loadRows, servingOn } from './records.ts';
+import { loadRows, servingCounter } from './records.ts';
 import { checkLeaving } from './safety.ts';
 import { readTlsSettings, readTraffic, writeDoors } from './tls-settings.ts';
 import type { CertDeps } from './deps.ts';
@@ -36,11 +36,11 @@ export function doorHandlers(deps: CertDeps): ActorHandlers<Pick<CertCalls, 'tls
         const { rows, placements } = await loadRows(em);
         const placedHere = placements.filter((p) => p.plane === plane).length;
         if (placedHere > 0) {
-          const nowS = Math.floor(deps.now() / 1000);
+          const serving = servingCounter(rows, deps.masterKey, Math.floor(deps.now() / 1000));
           checkLeaving(plane, {
             placedAfter: placedHere,
-            servingBefore: servingOn(rows, placements, settings.doors, plane, deps.masterKey, nowS),
-            servingAfter: servingOn(rows, placements, { ...settings.doors, [plane]: asked }, plane, deps.masterKey, nowS),
+            servingBefore: serving(placements, settings.doors, plane),
+            servingAfter: serving(placements, { ...settings.doors, [plane]: asked }, plane),
           }, settings.httpOff, await readTraffic(em, deps.now()), via ?? null);
         }
         await writeDoors(em, { ...settings.doors, [plane]: asked }, deps.now(), deps.caller()?.account ?? null);

@@ -8,7 +8,7 @@ import { GatewayError, invalidField } from '../../http/errors.ts';
 import { write, type WriteDeps } from '../write.ts';
 import type { ActorHandlers } from '../../workers/actor-runtime.ts';
 import { PLANE_NAMES, TLS_PLANES, type CertCalls, type CertRecord, type NewCertificate, type Placement, type TlsPlane, type Via } from './messages.ts';
-import { keyContext, loadRows, servingOn } from './records.ts';
+import { keyContext, loadRows, servingCounter } from './records.ts';
 import { readTlsSettings, readTraffic } from './tls-settings.ts';
 import { checkLeaving } from './safety.ts';
 import { fromImport } from './sources/import.ts';
@@ -108,12 +108,12 @@ export function certificateHandlers(deps: CertDeps): ActorHandlers<CertificateCa
     const settings = await readTlsSettings(em);
     const traffic = await readTraffic(em, deps.now());
     const left = after(placements);
-    const nowS = Math.floor(deps.now() / 1000);
+    const serving = servingCounter(rows, deps.masterKey, Math.floor(deps.now() / 1000));
     for (const plane of new Set(planes)) {
       checkLeaving(plane, {
         placedAfter: left.filter((p) => p.plane === plane).length,
-        servingBefore: servingOn(rows, placements, settings.doors, plane, deps.masterKey, nowS),
-        servingAfter: servingOn(rows, left, settings.doors, plane, deps.masterKey, nowS),
+        servingBefore: serving(placements, settings.doors, plane),
+        servingAfter: serving(left, settings.doors, plane),
       }, settings.httpOff, traffic, via);
     }
   };

@@ -60,16 +60,28 @@ export function presentable(row: CertificateRow, masterKey: Buffer, nowS: number
   return valid && !('problem' in keyOf(row, masterKey));
 }
 
-/** How many of `placements` serve HTTPS on `plane`: presentable, and fitting the plane's mode under `doors`. */
-export function servingOn(rows: readonly CertificateRow[], placements: readonly Placement[], doors: TlsSettings['doors'], plane: TlsPlane, masterKey: Buffer, nowS: number): number {
+/**
+ * Counts the certificates of `placements` that serve HTTPS on a plane: presentable, and fitting
+ * the plane's mode under `doors`. Each certificate is opened once however many placements,
+ * planes and modes the caller weighs (before and after a change).
+ */
+export function servingCounter(rows: readonly CertificateRow[], masterKey: Buffer, nowS: number): (placements: readonly Placement[], doors: TlsSettings['doors'], plane: TlsPlane) => number {
   const byId = new Map(rows.map((r) => [r.id, r]));
-  let serving = 0;
-  for (const p of placements) {
-    if (p.plane !== plane) continue;
-    const row = byId.get(p.id);
-    if (row !== undefined && fitsMode(row.names, plane, doors) && presentable(row, masterKey, nowS)) serving++;
-  }
-  return serving;
+  const opened = new Map<string, boolean>();
+  const ok = (row: CertificateRow): boolean => {
+    let yes = opened.get(row.id);
+    if (yes === undefined) opened.set(row.id, (yes = presentable(row, masterKey, nowS)));
+    return yes;
+  };
+  return (placements, doors, plane) => {
+    let serving = 0;
+    for (const p of placements) {
+      if (p.plane !== plane) continue;
+      const row = byId.get(p.id);
+      if (row !== undefined && fitsMode(row.names, plane, doors) && ok(row)) serving++;
+    }
+    return serving;
+  };
 }
 
 function stateOf(row: CertificateRow, keyProblem: KeyProblem | null, nowS: number): { state: CertState; detail: string | null } {
@@ -82,10 +94,9 @@ function stateOf(row: CertificateRow, keyProblem: KeyProblem | null, nowS: numbe
 export interface Built {
   readonly records: CertRecord[];
   readonly material: Material[];
+  /** File-system certificates served from their last pair read, their files disagreeing now. */
+  readonly fromLastPair: ReadonlySet<string>;
 }
-
-/** How the detail of a file-system certificate served from its last pair read begins. */
-export const HELD = 'the files on disk make no pair now';
 
 /**
  * Records for the API and material for the doors. Keys are opened only for placed certificates:
@@ -101,6 +112,7 @@ export function build(loaded: Loaded, settings: TlsSettings, masterKey: Buffer, 
   const records: CertRecord[] = [];
   const material: Material[] = [];
   const kept = new Set<string>();
+  const fromLastPair = new Set<string>();
   for (const row of loaded.rows) {
     const planes = TLS_PLANES.filter((pl) => placedOn.get(row.id)?.includes(pl));
     let keyProblem: KeyProblem | null = null;
@@ -121,12 +133,13 @@ export function build(loaded: Loaded, settings: TlsSettings, masterKey: Buffer, 
         material.push(last);
         kept.add(row.id);
         held = opened.problem;
+        fromLastPair.add(row.id);
       } else {
         keyProblem = opened;
       }
     }
     const { state, detail } = held !== null
-      ? { state: 'active' as const, detail: `${HELD}: ${held}; the last pair read is presented until they do` }
+      ? { state: 'active' as const, detail: `the files on disk make no pair now: ${held}; the last pair read is presented until they do` }
       : stateOf(row, keyProblem, Math.floor(nowMs / 1000));
     records.push({
       id: row.id, name: row.name, names: row.names, issuer: row.issuer ?? null,
@@ -137,5 +150,5 @@ export function build(loaded: Loaded, settings: TlsSettings, masterKey: Buffer, 
     });
   }
   for (const id of lastGood.keys()) if (!kept.has(id)) lastGood.delete(id);
-  return { records, material };
+  return { records, material, fromLastPair };
 }

@@ -25,7 +25,7 @@ export function checkHttpOff(plane: TlsPlane, serving: number, traffic: readonly
   }
 }
 
-/** A change of what a plane presents: its placements after it, and how many serve before and after (records.ts `servingOn`). */
+/** A change of what a plane presents: its placements after it, and how many serve before and after (records.ts `servingCounter`). */
 export interface PlaneChange {
   readonly placedAfter: number;
   readonly servingBefore: number;

@@ -5,7 +5,7 @@ import type { ActorHandlers, TellHandlers } from '../../workers/actor-runtime.ts
 import { ConsoleTrafficRow } from '../../store/entities.ts';
 import { retryBusy } from '../../store/busy.ts';
 import { HSTS_MAX, TLS_PLANES, type CertCalls, type CertTells, type TlsPlane, type TrafficSeen } from './messages.ts';
-import { loadRows, servingOn } from './records.ts';
+import { loadRows, servingCounter } from './records.ts';
 import { readTlsSettings, readTraffic, writeHttpOff, writeRedirect } from './tls-settings.ts';
 import { checkHttpOff } from './safety.ts';
 import type { CertDeps } from './deps.ts';
@@ -23,7 +23,7 @@ export function settingsHandlers(deps: CertDeps): ActorHandlers<SettingsCalls> {
         if (wasOff === !http) return false;
         if (!http) {
           const { placements, rows } = await loadRows(em);
-          const serving = servingOn(rows, placements, settings.doors, plane, deps.masterKey, Math.floor(deps.now() / 1000));
+          const serving = servingCounter(rows, deps.masterKey, Math.floor(deps.now() / 1000))(placements, settings.doors, plane);
           checkHttpOff(plane, serving, await readTraffic(em, deps.now()), via);
         }
         const off: TlsPlane[] = http ? settings.httpOff.filter((p) => p !== plane) : [...settings.httpOff, plane];
@@ -46,7 +46,7 @@ export function settingsHandlers(deps: CertDeps): ActorHandlers<SettingsCalls> {
         const hstsMaxAge = asked ?? before.hstsMaxAge;
         if (forceHttps && !before.forceHttps) {
           const { placements, rows } = await loadRows(em);
-          if (servingOn(rows, placements, settings.doors, 'app', deps.masterKey, Math.floor(deps.now() / 1000)) === 0) {
+          if (servingCounter(rows, deps.masterKey, Math.floor(deps.now() / 1000))(placements, settings.doors, 'app') === 0) {
             throw new GatewayError('tls.nothing-to-present', 'Force HTTPS stays off: no certificate serves HTTPS on the application plane (none placed, or those placed are inactive, expired, not yet valid, not issued yet, or cannot be opened), so there is nothing to redirect to.');
           }
         }

@@ -15,7 +15,8 @@ import { runRecord, scheduleRecord } from './records.ts';
 import { bucketOf, bucketsOf } from './shards.ts';
 import { FeedBus } from './feed-bus.ts';
 import { retryBusy } from '../../store/busy.ts';
-import { readSchedulerSettings, Sweeper, writeSchedulerSettings } from './sweeper.ts';
+import { Sweeper } from './sweeper.ts';
+import { readSchedulerSettings, writeSchedulerSettings } from './settings.ts';
 import type { FeedEvent } from './messages.ts';
 
 runActor<SchedulesInit, SchedulesCalls, SchedulesEvent, SchedulesTells>(async (init, ctx) => {
@@ -53,7 +54,6 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent, SchedulesTells>(async (i
     }
   };
   const changed = (schedule: ScheduleRecord) => feed.publish({ type: 'schedule.changed', schedule });
-  const settingsRecord = (r: Awaited<ReturnType<typeof readSchedulerSettings>>) => ({ retentionMs: r.ms, perToken: r.perToken, updatedAt: r.updatedAt, updatedBy: r.updatedBy });
   /** One schedule within the caller's perimeter; another token's schedule does not exist for it. */
   const find = async (em: ReturnType<typeof store.em>, id: string, owner: Owner, options: { lockMode?: LockMode.PESSIMISTIC_WRITE } = {}) =>
     em.findOne(Schedule, owner === null ? { id } : { id, tokenId: owner }, options);
@@ -266,11 +266,11 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent, SchedulesTells>(async (i
         feed.want(on);
         return null;
       },
-      'settings.get': async () => settingsRecord(await readSchedulerSettings(store)),
-      'settings.put': async ({ retentionMs, perToken, by }) => {
-        await writeSchedulerSettings(store, { ...(retentionMs === undefined ? {} : { ms: retentionMs }), ...(perToken === undefined ? {} : { perToken }) }, now(), by);
+      'settings.get': () => readSchedulerSettings(store),
+      'settings.put': async ({ by, ...change }) => {
+        await writeSchedulerSettings(store, change, now(), by);
         await sweeper.sweep();
-        return settingsRecord(await readSchedulerSettings(store));
+        return readSchedulerSettings(store);
       },
       'engine.quiesce': async () => {
         await engine.quiesce();

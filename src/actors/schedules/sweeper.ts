@@ -8,8 +8,8 @@ import type { Clock, Timer } from '../../clock/clock.ts';
 import type { Logger } from '../../log/logger.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import type { Store } from '../../store/orm.ts';
-import { Schedule, ScheduleRun, SettingRow } from '../../store/entities.ts';
-import { DEFAULT_PER_TOKEN, DEFAULT_RETENTION_MS, RETENTION_KEY } from '../../core/schedules/retention.ts';
+import { Schedule, ScheduleRun } from '../../store/entities.ts';
+import { readSchedulerSettings } from './settings.ts';
 import type { FeedEvent } from './messages.ts';
 
 export const SWEEP_EVERY_MS = 3_600_000;
@@ -18,33 +18,6 @@ export const SWEEP_FIRST_MS = 60_000;
 export interface SweepReport {
   readonly runs: number;
   readonly schedules: number;
-}
-
-/** The scheduler's settings row: the history retention and the schedules one token may hold. */
-export interface StoredSchedulerSettings {
-  readonly ms: number;
-  readonly perToken: number;
-  readonly updatedAt: number | null;
-  readonly updatedBy: string | null;
-}
-
-export async function readSchedulerSettings(store: Store, em = store.em()): Promise<StoredSchedulerSettings> {
-  const row = await em.findOne(SettingRow, { key: RETENTION_KEY });
-  const value = (row?.value ?? {}) as { ms?: unknown; perToken?: unknown };
-  return {
-    ms: typeof value.ms === 'number' ? value.ms : DEFAULT_RETENTION_MS,
-    perToken: typeof value.perToken === 'number' ? value.perToken : DEFAULT_PER_TOKEN,
-    updatedAt: row?.updatedAt ?? null,
-    updatedBy: row?.updatedBy ?? null,
-  };
-}
-
-/** Writes what changed; a value left out keeps the stored one. */
-export async function writeSchedulerSettings(store: Store, change: { ms?: number; perToken?: number }, now: number, by: string): Promise<void> {
-  await store.em().transactional(async (tx) => {
-    const was = await readSchedulerSettings(store, tx);
-    await tx.upsert(SettingRow, { key: RETENTION_KEY, value: { ms: change.ms ?? was.ms, perToken: change.perToken ?? was.perToken }, updatedAt: now, updatedBy: by });
-  });
 }
 
 export class Sweeper {
@@ -79,7 +52,7 @@ export class Sweeper {
   }
 
   async #sweep(): Promise<SweepReport> {
-    const { ms } = await readSchedulerSettings(this.o.store);
+    const { retentionMs: ms } = await readSchedulerSettings(this.o.store);
     const line = this.o.clock.now() - ms;
     const em = this.o.store.em();
     const gone = await em.find(Schedule, { finished: true, at: { $ne: null }, inFlight: null, updatedAt: { $lt: line } }, { fields: ['id'] });

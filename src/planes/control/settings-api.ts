@@ -5,7 +5,7 @@
  * and sweeps at once with the retention.
  */
 import type { Router } from '../../http/router.ts';
-import { DEFAULT_PER_TOKEN, formatRetention, MAX_PER_TOKEN, parseSchedulesSettings } from '../../core/schedules/retention.ts';
+import { DEFAULT_PER_TOKEN, formatRetention, MAX_PER_TOKEN, parseSchedulesSettings } from '../../core/schedules/scheduler-settings.ts';
 import type { SchedulesSettingsRecord } from '../../actors/schedules/messages.ts';
 import type { GatewayContext } from '../context.ts';
 import { principalLabel, type Principal } from '../principal.ts';

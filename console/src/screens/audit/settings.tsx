@@ -6,7 +6,7 @@
  */
 import { useEffect, useId, useState } from 'preact/hooks';
 import { api, get } from '../../api.ts';
-import { ErrorLine, formatTime, useFormSubmit } from '../../components/common.tsx';
+import { ErrorLine, formatTime, LastChange, useFormSubmit } from '../../components/common.tsx';
 import { Field } from '../../components/field.tsx';
 
 type Retention = 'P3M' | 'P6M' | 'P1Y' | 'P2Y' | 'P5Y';
@@ -112,11 +112,7 @@ export function AuditSettingsPanel() {
             <div><dt>Data plane lines dropped since start (full queue)</dt><dd>{held.dropped.audit}</dd></div>
             <div><dt>Console lines dropped since start (full queue)</dt><dd>{held.dropped.console}</dd></div>
           </dl>
-          <p class="muted" role="status">
-            {held.updatedAt === null
-              ? 'Nobody has changed these settings: the defaults hold.'
-              : `Last changed by ${held.updatedBy ?? 'an unknown caller'} on ${formatTime(held.updatedAt)}.`}
-          </p>
+          <LastChange updatedAt={held.updatedAt} updatedBy={held.updatedBy} />
         </>
       )}
       <ErrorLine error={error} />

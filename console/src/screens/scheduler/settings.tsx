@@ -6,7 +6,7 @@
  */
 import { useEffect, useId, useState } from 'preact/hooks';
 import { api, ApiError, get } from '../../api.ts';
-import { ErrorLine, formatTime, useFormSubmit } from '../../components/common.tsx';
+import { ErrorLine, LastChange, useFormSubmit } from '../../components/common.tsx';
 import { holds } from '../../pages.ts';
 import { useSession } from '../../session.ts';
 import { Field } from '../../components/field.tsx';
@@ -27,16 +27,6 @@ function readableRetention(iso: string): string {
   const days = /^P(\d+)D$/.exec(iso)?.[1];
   if (days === undefined) return iso;
   return `${iso} (${days} day${days === '1' ? '' : 's'})`;
-}
-
-function LastChange({ held, utc }: { held: SchedulesSettings; utc: boolean }) {
-  return (
-    <p class="muted" role="status">
-      {held.updatedAt === null
-        ? 'Nobody has changed these settings: the defaults hold.'
-        : `Last changed by ${held.updatedBy ?? 'an unknown caller'} on ${formatTime(held.updatedAt, utc)}.`}
-    </p>
-  );
 }
 
 function ReadOnly({ held }: { held: SchedulesSettings }) {
@@ -115,7 +105,7 @@ export function SchedulerSettings({ utc }: { utc: boolean }) {
         : (
           <>
             {holds(account.capabilities, 'root') ? <SettingsForm held={held} onSaved={setHeld} /> : <ReadOnly held={held} />}
-            <LastChange held={held} utc={utc} />
+            <LastChange updatedAt={held.updatedAt} updatedBy={held.updatedBy} utc={utc} />
           </>
         )}
       <ErrorLine error={error} />
