@@ -99,6 +99,7 @@ export const ERRORS = {
   'filter.invalid': { status: 400, title: 'Invalid filter', detail: 'A filter of the list is not understood.' },
   'in-flight': { status: 409, title: 'Run in flight', detail: 'A run of this schedule is in flight; try again when it has finished.' },
   'tls.certificate-invalid': { status: 400, title: 'Invalid certificate', detail: 'The certificate cannot be read: send it as PEM text holding a BEGIN CERTIFICATE block.' },
+  'tls.chain-invalid': { status: 400, title: 'Certificate outside the chain', detail: 'A certificate of the bundle certifies none of the chain that starts at the leaf.' },
   'tls.key-invalid': { status: 400, title: 'Invalid private key', detail: 'The private key cannot be read: send it as unencrypted PEM text.' },
   'tls.key-in-authority': { status: 400, title: 'Private key in an authority', detail: 'This PEM holds a private key; a trusted authority is a public certificate only: remove the key and send the certificates.' },
   'acme.terms-not-accepted': { status: 409, title: 'Terms not accepted', detail: 'The ACME authority\'s terms of service have not been accepted; nothing was sent to it.' },

@@ -7,7 +7,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -106,6 +107,45 @@ test('import: a leaf with its chain and key; a key of another certificate, an en
   kit.run('pkcs8', '-topk8', '-in', 'imported-key.pem', '-out', 'encrypted-key.pem', '-passout', 'pass:a-passphrase');
   refused(await root.post('/api/certificates', { source: 'import', cert: leaf.cert, key: kit.read('encrypted-key.pem') }), 400, 'tls.key-invalid', 'an encrypted key');
   refused(await root.post('/api/certificates', { source: 'import', cert: 'not a certificate', key: leaf.key }), 400, 'tls.certificate-invalid', 'garbage');
+});
+
+/** The subjects of the certificates a door sends, in the order it sends them (openssl s_client -showcerts). */
+async function servedChain(port: number, servername: string): Promise<string[]> {
+  // Not execFileSync: the gateway under test answers on this thread's event loop.
+  const child = spawn('openssl', ['s_client', '-connect', `127.0.0.1:${port}`, '-servername', servername, '-showcerts'], { stdio: ['pipe', 'pipe', 'ignore'] });
+  child.stdin.end();
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
+  await once(child, 'close');
+  return [...out.matchAll(/^ *\d+ s:(.*)$/gm)].map((m) => m[1]!.trim());
+}
+
+test('import: a bundle in another order is stored and served leaf first; a certificate outside the chain is refused', async () => {
+  const leaf = kit.leaf('reordered', 'DNS:reordered.example.test');
+  // Root first, as some authorities' bundles come, and the intermediate given twice.
+  const bundle = kit.read('root.pem') + kit.read('inter.pem') + kit.read('inter.pem') + leaf.cert;
+  const a = await root.post('/api/certificates', { source: 'import', cert: bundle, key: leaf.key });
+  assert.equal(a.status, 201, a.text);
+  assert.deepEqual(a.json.names, ['reordered.example.test']);
+  assert.equal(a.json.fingerprint, opensslFingerprint('reordered.pem'));
+  assert.match(a.json.issuer, /Meerkat Test Intermediate/);
+  assert.equal((await root.put(`/api/certificates/${a.json.id}/placement`, { planes: ['app'] })).status, 200);
+  const served = await servedChain(dataHttpsPort(), 'reordered.example.test');
+  assert.equal(served.length, 3, served.join(' | '));
+  assert.match(served[0]!, /CN ?= ?reordered/);
+  assert.match(served[1]!, /Meerkat Test Intermediate/);
+  assert.match(served[2]!, /Meerkat Test Root/);
+  assert.equal((await root.put(`/api/certificates/${a.json.id}/placement`, { planes: [] })).status, 200);
+  assert.equal((await root.del(`/api/certificates/${a.json.id}`)).status, 204);
+
+  // Another site's leaf pasted with the chain: refused, its place named, nothing stored.
+  const stranger = kit.leaf('stranger', 'DNS:stranger.example.test');
+  const before = (await root.get('/api/certificates')).json.certificates.length;
+  const r = await root.post('/api/certificates', { source: 'import', cert: leaf.cert + kit.read('inter.pem') + stranger.cert, key: leaf.key });
+  refused(r, 400, 'tls.chain-invalid', 'a certificate outside the chain');
+  assert.match(r.json.detail, /Certificate 3 of 3 \(stranger\)/);
+  assert.equal(r.json.field, 'cert');
+  assert.equal((await root.get('/api/certificates')).json.certificates.length, before);
 });
 
 test('self-signed: host names, a wildcard and an IP address; a name that is none is refused', async () => {

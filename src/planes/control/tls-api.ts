@@ -84,7 +84,8 @@ export function addTlsApi(router: Router<Principal>, gw: GatewayContext): void {
 
   router.add('POST', '/api/certificates', {
     summary: 'Add a certificate: import, file, self-signed, signing request, or an ACME order (licensed)', tags: TAGS, auth: 'session',
-    description: 'An ACME order {source: "acme", authority: <id or name>, names} is named "Ask <authority>" and stays in state requesting until issued; it is asked of the authority once placed on the console or the application (never the internal plane).',
+    description: 'An ACME order {source: "acme", authority: <id or name>, names} is named "Ask <authority>" and stays in state requesting until issued; it is asked of the authority once placed on the console or the application (never the internal plane). '
+      + 'A bundle (import, file, a signing request\'s answer) is stored and served leaf first, whatever its order; a certificate that signs nothing of the leaf\'s chain is refused (400 tls.chain-invalid).',
     body: { type: 'object', required: ['source'], properties: { source: { type: 'string', enum: ['import', 'file', 'self-signed', 'csr', 'acme'] } } },
     responses: { 201: { description: 'created', schema: CERTIFICATE }, ...WRITE_REFUSALS },
   }, async (ctx) => {

@@ -1,5 +1,6 @@
 /** What every way of obtaining a certificate hands the store: the material and what it says. */
-import { keyMatches, readCertificate, readPrivateKey } from '../../../core/tls/pem.ts';
+import { leafFirst } from '../../../core/tls/chain.ts';
+import { parseCertificates, readCertificate, readPrivateKey } from '../../../core/tls/pem.ts';
 import { GatewayError } from '../../../http/errors.ts';
 
 export interface Obtained {
@@ -14,13 +15,18 @@ export interface Obtained {
   readonly keyPem: string;
 }
 
-/** A certificate and its key, checked to belong together; `field` names where they came from. */
+/**
+ * A certificate and its key, checked to belong together, the chain put leaf first (chain.ts);
+ * `field` names where they came from.
+ */
 export function obtain(cert: string, key: string, fields: { cert: string; key: string }): Obtained {
-  const info = readCertificate(cert);
-  readPrivateKey(key);
-  if (!keyMatches(info.chainPem, key)) {
+  const certs = parseCertificates(cert, fields.cert);
+  const chain = leafFirst(certs, readPrivateKey(key, fields.key), fields.cert);
+  if (chain === null) {
+    const info = readCertificate(cert, fields.cert);
     throw new GatewayError('tls.key-mismatch', `The private key does not belong to the certificate for ${info.names.join(', ') || info.subject}: give the key the certificate was issued for.`, fields.key);
   }
+  const info = readCertificate(chain.map((c) => c.block.pem).join(''), fields.cert);
   return {
     names: info.names, issuer: info.issuer, notBefore: info.notBefore, notAfter: info.notAfter,
     fingerprint: info.fingerprint, certPem: info.chainPem, keyPem: key,
