@@ -22,7 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkPinning, commonConfig, helpFromReadme, NCPU, num } from '../lib/config.mjs';
-import { benchHeaders, HEADER_RE, headerName, headerObject, mergeHeaders } from '../lib/headers.mjs';
+import { benchHeaders, HEADER_RE, headerName, headerObject, mergeHeaders, printed as printedLines } from '../lib/headers.mjs';
 import { cpuSeconds, measure, measurePairs, pairsSeconds } from '../lib/load.mjs';
 import { assertLoopback, begin, die, finish, freePorts, log, pkgVersion, preflight, render, start, TMP, version, waitHttp, waitLine } from '../lib/procs.mjs';
 import { fmt, gatewayBuild, medians, perRunTable, sideBySide, staleBuild, table, warnings } from '../lib/report.mjs';
@@ -148,10 +148,11 @@ async function main() {
     if (t === 'direct') continue;
     const T = TGT[t];
     // meerkat: MEERKAT_HEADERS plus the command's BENCH_HEADER lines (which win on the same name), re-read on every
-    // attempt; the built-in start-meerkat.mjs always prints one (the token), so wait for it before asking.
+    // attempt; start-meerkat.mjs prints them with BENCH_CONTROL once configured (no header with BENCH_ROUTE=public),
+    // so wait for that line before asking.
     const hdrs = !GATEWAYS.has(t) ? headerObject(T.headers) : () => {
       const printed = benchHeaders(T.proc);
-      if ((t === 'meerkat-base' || cfg.meerkatCmdDefault) && !printed.length) return null;
+      if ((t === 'meerkat-base' || cfg.meerkatCmdDefault) && !printed.length && !printedLines(T.proc, 'BENCH_CONTROL').length) return null;
       return headerObject(mergeHeaders(T.headers, printed));
     };
     const r = await waitHttp(t, T.proc, T.url, { timeoutS: GATEWAYS.has(t) ? cfg.meerkatReady : 10, headers: hdrs });

@@ -12,6 +12,9 @@
 //        BENCH_HEADER Authorization: Bearer <token>
 //      which run.mjs adds to the headers of wrk and of its readiness GET;
 //   5. forwards SIGTERM / SIGINT / SIGHUP to the gateway, exits with the gateway's code and removes its temp dir.
+// BENCH_ROUTE [protected] takes parts off the route, to measure what each costs: `roles` keeps the token and
+// the role rule but forwards no identity headers; `public` has no rule and no identity, and no token is sent
+// (no BENCH_HEADER Authorization line).
 // BENCH_ACCESS_LOG=on switches the access log on before step 4 (PUT /api/settings/logs); step 4 also prints
 // BENCH_CONTROL <origin> and BENCH_SESSION <cookie> (root's session) for a harness that reads the control plane.
 // With BENCH_TLS_CERT and BENCH_TLS_KEY (PEM files), step 3 also imports that pair and places it on the data plane
@@ -37,6 +40,10 @@ const say = (msg) => process.stderr.write(`start-meerkat: ${msg}\n`);
 const fail = (msg) => { say(`ERROR: ${msg}`); process.exit(1); };
 
 const opts = startOptions(fail);
+const routeMode = process.env.BENCH_ROUTE?.trim() || 'protected';
+if (!['protected', 'roles', 'public'].includes(routeMode)) fail(`BENCH_ROUTE: "${routeMode}" is not protected, roles or public`);
+const routeBody = (upstream) => routeMode === 'public' ? { upstream, paths: ['/bench'] }
+  : { upstream, paths: ['/bench'], rule: { roles: ['staff'] }, ...(routeMode === 'protected' ? { identity: 'headers' } : {}) };
 const { upstream } = opts;
 const gw = await startGateway({ repo: REPO, say, ...opts });
 
@@ -45,21 +52,22 @@ try {
   auth = await gw.signIn();
   if (process.env.BENCH_ACCESS_LOG === 'on') await gw.call('PUT', '/api/settings/logs', { accessLog: true }, auth);
   await gw.call('PUT', '/api/roles/staff', {}, auth);
-  await gw.call('PUT', '/api/routes/bench', { upstream, paths: ['/bench'], rule: { roles: ['staff'] }, identity: 'headers' }, auth);
+  await gw.call('PUT', '/api/routes/bench', routeBody(upstream), auth);
   await gw.call('POST', '/api/accounts', { name: 'bench', password: 'bench-password-1', roles: ['staff'] }, auth);
   token = (await gw.call('POST', '/api/tokens', { name: 'bench', kind: 'personal', account: 'bench' }, auth)).json?.token;
   if (!token) throw new Error('POST /api/tokens: no token in the answer');
-  await gw.waitData('/bench/', { authorization: `Bearer ${token}` });
+  const sent = routeMode === 'public' ? {} : { authorization: `Bearer ${token}` };
+  await gw.waitData('/bench/', sent);
   if (opts.tls) {
     httpsOrigin = await gw.placeCertificate(auth, opts.tls);
     // Without a CA to verify against, the check only asks for a 200 (a self-signed pair placed by hand).
     const tls = opts.tls.ca ? { ca: opts.tls.ca, servername: opts.tls.servername } : { ca: opts.tls.cert, servername: opts.tls.servername };
-    await gw.waitData('/bench/', { authorization: `Bearer ${token}` }, {}, { origin: httpsOrigin, tls });
+    await gw.waitData('/bench/', sent, {}, { origin: httpsOrigin, tls });
   }
 } catch (e) {
   await gw.abandon(`configuring the gateway failed: ${e.message}`);
 }
 gw.ready();
-say(`ready: data plane ${gw.data}${httpsOrigin ? ` and ${httpsOrigin}` : ''} (route /bench -> ${upstream}, roles [staff], identity headers), control plane ${gw.control}, data dir ${gw.dataDir}`);
+say(`ready: data plane ${gw.data}${httpsOrigin ? ` and ${httpsOrigin}` : ''} (route /bench -> ${upstream}, ${routeMode}), control plane ${gw.control}, data dir ${gw.dataDir}`);
 const hostName = process.env.BENCH_HOST_NAME?.trim();
-process.stdout.write(`BENCH_HEADER Authorization: Bearer ${token}\n${hostName ? `BENCH_HEADER Host: ${hostName}\n` : ''}BENCH_CONTROL ${gw.control}\nBENCH_SESSION ${auth.cookie}\n`);
+process.stdout.write(`${routeMode === 'public' ? '' : `BENCH_HEADER Authorization: Bearer ${token}\n`}${hostName ? `BENCH_HEADER Host: ${hostName}\n` : ''}BENCH_CONTROL ${gw.control}\nBENCH_SESSION ${auth.cookie}\n`);
