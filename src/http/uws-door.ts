@@ -3,6 +3,8 @@
  * import it: everything else sees an Exchange, or for WebSocket routes a SocketRequest and a
  * Socket (socket.ts).
  */
+// First: it sets what uWS reads from the environment when it loads.
+import './uws-limits.ts';
 import * as uWS from 'uWebSockets.js';
 import type { Clock } from '../clock/clock.ts';
 import type { PlaneName } from '../settings/settings.ts';

@@ -260,6 +260,14 @@ test('the gateway\'s session cookie is taken out of Cookie; other cookies pass',
   assert.doesNotMatch(JSON.stringify(up.requests.slice(-3).map((r) => r.rawHeaders)), /mks_secret_value/);
 });
 
+test('a request head of up to 16 KiB passes (a large cookie, a JWT); a larger one is refused with 431', async () => {
+  const cookie = `big=${'x'.repeat(12 * 1024)}`;
+  const seen = echoed(await call(`${d}/orders/big-head`, { headers: { cookie, authorization: `Bearer ${'e'.repeat(2000)}.${'p'.repeat(1000)}.s` } }));
+  assert.equal(seen.headers.cookie, cookie);
+  const over = await call(`${d}/orders/big-head`, { headers: { cookie: `big=${'x'.repeat(17 * 1024)}` } });
+  assert.equal(over.status, 431);
+});
+
 test('a service cannot set the gateway\'s own session cookies: its other cookies come back', async () => {
   custom.handle((req, res) => {
     const big = new URL(req.url ?? '/', 'http://x').searchParams.has('big');
