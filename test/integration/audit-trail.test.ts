@@ -305,6 +305,35 @@ test('password.change by its owner: the account\'s security, never a change of t
   assert.ok(!JSON.stringify(await trail(root, 'limit=500')).includes('ivan-password-2'));
 });
 
+test('a wrong current password at a password change is a refused sign-in: in the trail, and counted toward the lock', async () => {
+  await account('judy');
+  const first = await signInAt(control, '/api/session', 'judy', 'judy-password-1');
+  assert.equal(first.status, 200);
+  const cookie = String(first.headers['set-cookie']).split(';')[0]!;
+  const change = (current: string) => call(`${control}/api/session/password`, { method: 'PUT', body: { current, password: 'judy-password-2' }, headers: { cookie, origin: control } });
+  const wrong = await change('not-the-password');
+  assert.equal(wrong.status, 401);
+  assert.equal(wrong.json.code, 'signin.refused');
+  // Three failed sign-ins and a fifth wrong current password: the name is locked, for both doors.
+  for (let i = 0; i < 3; i++) assert.equal((await signInAt(control, '/api/session', 'judy', `wrong-${i}`)).status, 401);
+  const tripping = await change('still-not-it');
+  assert.equal(tripping.status, 429);
+  assert.equal(tripping.json.code, 'signin.locked');
+  assert.equal((await change('judy-password-1')).status, 429, 'locked: even the right current password waits');
+  assert.equal((await signInAt(control, '/api/session', 'judy', 'judy-password-1')).status, 429);
+  assert.equal((await call(`${control}/api/session`, { headers: { cookie } })).status, 200, 'the session itself goes on');
+
+  const lines = await trail(root, 'part=security&target=judy');
+  assert.deepEqual(lines.map((e) => [e.action, e.detail]), [
+    ['signin.locked', 'throttled'],
+    ['signin.refused', 'bad-credentials'], ['signin.refused', 'bad-credentials'], ['signin.refused', 'bad-credentials'],
+    ['signin.refused', 'bad-credentials (password change)'],
+    ['signin', 'password'],
+  ]);
+  assert.equal(lines[4].actor?.account, 'judy');
+  assert.equal(lines[4].target.kind, 'console');
+});
+
 test('an application sign-in outside the organisation\'s hours is refused with the one sentence; the trail says outside-hours', async () => {
   const now = (await call(`${control}/__clock`)).json.now as number;
   const days = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'];

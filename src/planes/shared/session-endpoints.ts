@@ -54,6 +54,20 @@ function accountBody(p: Principal) {
   return { id: a.id, name: a.name, capabilities: a.capabilities, roles: a.roles, organisation: a.organisation };
 }
 
+/**
+ * One attempt at a name's password under the throttle, shared by both doors and every node (the
+ * attempts are rows in the database): refused while the name is locked, or while as many attempts
+ * are in flight as failures are left. The answer ends the attempt; it says whether this failure
+ * locked the name.
+ */
+async function beginAttempt(gw: GatewayContext, name: string): Promise<(ok: boolean) => Promise<boolean>> {
+  const begun = await gw.config.call('signin.begin', { name });
+  if ('wait' in begun) {
+    throw new GatewayError('signin.locked', undefined, undefined, { retryAfter: Math.max(1, Math.ceil(begun.wait / 1000)) });
+  }
+  return (ok) => gw.config.call('signin.end', { name, attempt: begun.attempt, ok });
+}
+
 export function addSessionEndpoints(router: Router<Principal>, gw: GatewayContext, scope: SessionScope): void {
   const { path, sameSite, what } = FLAVOURS[scope];
   const cookieName = SESSION_COOKIES[scope];
@@ -106,11 +120,7 @@ export function addSessionEndpoints(router: Router<Principal>, gw: GatewayContex
     // Refused while locked, or while as many attempts are in flight as failures are left, on any
     // node (the attempts are in the database): the trail has the attempt that tripped the lock, and
     // nothing after (rule 8).
-    const begun = await gw.config.call('signin.begin', { name });
-    if ('wait' in begun) {
-      throw new GatewayError('signin.locked', undefined, undefined, { retryAfter: Math.max(1, Math.ceil(begun.wait / 1000)) });
-    }
-    const ended = (ok: boolean) => gw.config.call('signin.end', { name, attempt: begun.attempt, ok });
+    const ended = await beginAttempt(gw, name);
     const account = gw.config.view.accountsByName.get(name);
     let ok: boolean;
     try {
@@ -154,14 +164,31 @@ export function addSessionEndpoints(router: Router<Principal>, gw: GatewayContex
 
   router.add('PUT', `${path}/password`, {
     summary: 'Change the signed-in account\'s password', tags: ['session'], auth: 'session',
-    description: 'Needs the current password. The other sessions of the account end; this one stays. Written to the account\'s security in the audit trail (password.change), never as a change of the control plane.',
+    description: 'Needs the current password, checked under the sign-in throttle: a wrong one is a failed attempt for the account\'s name (signin.refused in the trail) and five lock it. The other sessions of the account end; this one stays. Written to the account\'s security in the audit trail (password.change), never as a change of the control plane.',
     body: { type: 'object', required: ['current', 'password'], additionalProperties: false, properties: { current: { type: 'string' }, password: { type: 'string', minLength: 12, maxLength: 1024 } } },
-    responses: { 204: { description: 'changed' }, 400: { description: 'a field is not valid' }, 401: { description: 'not signed in, or the current password is not right (signin.refused)' }, 403: { description: 'Origin of another site' } },
+    responses: { 204: { description: 'changed' }, 400: { description: 'a field is not valid' }, 401: { description: 'not signed in, or the current password is not right (signin.refused)' }, 403: { description: 'Origin of another site' }, 429: { description: 'too many failed attempts for this account\'s name, at sign-in or here (signin.locked)' } },
   }, async (ctx) => {
     if (ctx.principal.kind !== 'session') throw new GatewayError('unauthenticated', 'Only a signed-in account changes its own password.');
     const { current, password } = parsePasswordChange(await ctx.json());
     const account = ctx.principal.account;
-    if (!(await gw.pool.verifyPassword(current, account.passwordHash))) throw new GatewayError('signin.refused', 'The current password is not right.');
+    // Under the sign-in throttle: a stolen session must not become a way to guess the password
+    // without limit and without a trace.
+    const ended = await beginAttempt(gw, account.name);
+    let ok: boolean;
+    try {
+      ok = await gw.pool.verifyPassword(current, account.passwordHash);
+    } catch (err) {
+      await ended(false);
+      throw err;
+    }
+    if (!ok) {
+      const tripped = await ended(false);
+      gw.log.info(tripped ? 'sign-in locked' : 'sign-in refused', { scope });
+      signinLine(ctx, account, account.name, tripped ? 'signin.locked' : 'signin.refused', tripped ? 'throttled' : 'bad-credentials (password change)');
+      if (tripped) throw new GatewayError('signin.locked', undefined, undefined, { retryAfter: THROTTLE.lockMs / 1000 });
+      throw new GatewayError('signin.refused', 'The current password is not right.');
+    }
+    await ended(true);
     const passwordHash = await gw.pool.hashPassword(password);
     await gw.config.call('account.password', {
       id: account.id, passwordHash, keepSession: ctx.principal.sessionId, target: scope === 'console' ? 'console' : 'account',
