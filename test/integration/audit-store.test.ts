@@ -96,6 +96,13 @@ test('audit events: the database refuses UPDATE and DELETE, through the pool and
   await assert.rejects(raw(`update audit_events set detail = 'rewritten'`), /append-only/);
   await assert.rejects(raw('delete from audit_events'), /append-only/);
   if (TEST_DATABASE === 'postgres') await assert.rejects(raw('truncate audit_events'), /append-only/);
+  // A replace removes the old row without a DELETE trigger on SQLite; an upsert is an UPDATE on PostgreSQL.
+  const rewrite = TEST_DATABASE === 'postgres'
+    ? `insert into audit_events select * from audit_events where action = 'kept' on conflict (id) do update set action = 'rewritten'`
+    : `insert or replace into audit_events (id, at, part, action, actor_account, actor_token, target_kind, target_id, target_name, organisation, changes, detail, address, node, trace_id, attributes)
+       select id, at, part, 'rewritten', actor_account, actor_token, target_kind, target_id, target_name, organisation, changes, detail, address, node, trace_id, attributes from audit_events where action = 'kept'`;
+  await assert.rejects(raw(rewrite), /append-only/);
+  if (TEST_DATABASE !== 'postgres') await assert.rejects(raw(`replace into audit_events select * from audit_events where action = 'kept'`), /append-only/);
   assert.equal(await count(), before);
   assert.equal(await count(`action = 'rewritten' or detail = 'rewritten'`), 0);
 });
