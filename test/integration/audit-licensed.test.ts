@@ -149,4 +149,19 @@ test('a route\'s endpoint audit rules are a change of the route: route.audit wit
     [['audit', null, rules]],
   ], 'the repeated PUT moved nothing and wrote nothing');
   assert.ok(lines.every((e: any) => e.actor.token === 'auditor' && e.target.kind === 'route'));
+
+  // The names endpoint audit masks are masked in the diff (rule 6: the field's name holds "secret"),
+  // so the detail says in words which names were added or taken out.
+  const masking = (secretFields: string[]) => ({ operations: { 'GET /orders/{id}': { on: true, body: true, secretFields } } });
+  assert.equal((await root.put('/api/routes/ruled/audit', masking(['iban', 'cardNo']))).status, 200);
+  assert.equal((await root.put('/api/routes/ruled/audit', masking(['cardNo', 'cvv']))).status, 200);
+  assert.equal((await root.put('/api/routes/ruled/audit', masking(['cardNo', 'cvv']))).status, 200, 'the same again');
+  await settle();
+  const masked = (await root.get('/api/audit?kind=route.audit&target=ruled')).json.events;
+  assert.deepEqual(masked.slice(0, 2).map((e: any) => e.detail), [
+    'secretFields: GET /orders/{id} masks cvv and no longer masks iban',
+    'secretFields: GET /orders/{id} masks iban, cardNo',
+  ]);
+  assert.equal(masked.length, 4, 'the repeated PUT wrote nothing');
+  assert.match(JSON.stringify(masked[0].changes), /\*\*\*/);
 });

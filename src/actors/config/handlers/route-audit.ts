@@ -21,6 +21,29 @@ export function routeAuditView(openapi: unknown, rules: RouteAudit | null | unde
   return stored ? { rules: stored, contract: contractExcerpt(openapi, stored) } : null;
 }
 
+/**
+ * What changed in the operations' `secretFields`, in words, or undefined. Rule 6 masks that field
+ * (its name holds "secret"), so its diff reads `*** → ***`; but its values are names of fields,
+ * not secrets, and a name taken out of it means bodies are kept unmasked from then on: the
+ * detail says which, where rule 6 does not reach.
+ */
+export function secretFieldsDetail(before: RouteAudit | null, after: RouteAudit | null): string | undefined {
+  const parts: string[] = [];
+  for (const [operation, rule] of Object.entries(after?.operations ?? {}).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const was = new Set(before?.operations[operation]?.secretFields ?? []);
+    const now = new Set(rule.secretFields ?? []);
+    const added = [...now].filter((n) => !was.has(n));
+    const removed = [...was].filter((n) => !now.has(n));
+    if (added.length === 0 && removed.length === 0) continue;
+    const said = [
+      ...(added.length > 0 ? [`masks ${added.join(', ')}`] : []),
+      ...(removed.length > 0 ? [`no longer masks ${removed.join(', ')}`] : []),
+    ];
+    parts.push(`${operation} ${said.join(' and ')}`);
+  }
+  return parts.length > 0 ? `secretFields: ${parts.join('; ')}` : undefined;
+}
+
 type RouteAuditCalls = Pick<ConfigCalls, 'route.audit.put' | 'route.audit.get'>;
 
 export function routeAuditHandlers(deps: WriteDeps): ActorHandlers<RouteAuditCalls> {
@@ -31,7 +54,11 @@ export function routeAuditHandlers(deps: WriteDeps): ActorHandlers<RouteAuditCal
       const rules = parseRouteAudit(body, route.openapi ?? null);
       const before = { audit: storedAudit(route.audit) };
       route.audit = storedAudit(rules);
-      audit.note({ action: 'route.audit', target: { kind: 'route', id, name: id }, organisation: route.organisation ?? null, before, after: { audit: route.audit } });
+      const detail = secretFieldsDetail(before.audit, route.audit);
+      audit.note({
+        action: 'route.audit', target: { kind: 'route', id, name: id }, organisation: route.organisation ?? null,
+        before, after: { audit: route.audit }, ...(detail !== undefined ? { detail } : {}),
+      });
       route.updatedAt = deps.now();
       await em.flush();
       return sortedAudit(rules);
