@@ -67,11 +67,13 @@ export function accountHandlers(deps: WriteDeps): ActorHandlers<AccountCalls> {
       if (!account) return false;
       if (account.name === 'root') throw new GatewayError('account.protected', 'The root account cannot be deleted.');
       await em.nativeDelete(Session, { account: id });
-      await em.nativeUpdate(Token, { account: id, revokedAt: null }, { revokedAt: deps.now() });
+      const revoked = await em.nativeUpdate(Token, { account: id, revokedAt: null }, { revokedAt: deps.now() });
       const before = accountRecord(account);
       em.remove(account);
       await em.flush();
-      audit.note({ target: { kind: 'account', id, name: before.name }, organisation: before.organisation, before, after: null });
+      // Its tokens go with it: the line says so, as an organisation's says its vault entries went.
+      const detail = revoked > 0 ? `deleted, with its ${revoked === 1 ? 'personal token' : `${revoked} personal tokens`} revoked` : undefined;
+      audit.note({ target: { kind: 'account', id, name: before.name }, organisation: before.organisation, before, after: null, ...(detail !== undefined ? { detail } : {}) });
       return true;
     }),
   };
