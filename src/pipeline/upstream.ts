@@ -147,6 +147,10 @@ export function failure(err: unknown, call: UpstreamCall): GatewayError {
 /** The refusal for an upstream failure before any byte of the answer went out. */
 export function upstreamFailure(err: unknown, call: Pick<UpstreamCall, 'origin' | 'timeoutMs'>): GatewayError {
   const code = (err as { code?: string }).code ?? '';
+  // The request as the caller sent it cannot be written toward the service (its own client's
+  // check; undici's for an https service): refused, and never counted against the service.
+  if (code === 'REQUEST_UNWRITABLE') return new GatewayError('request.invalid', (err as Error).message);
+  if (code === 'UND_ERR_INVALID_ARG') return new GatewayError('request.invalid', `The request cannot be sent on to the service: ${(err as Error).message}.`);
   if (TIMEOUTS.has(code)) {
     return new GatewayError('upstream.timeout', `The service at ${call.origin} did not answer within ${call.timeoutMs / 1000} s.`);
   }

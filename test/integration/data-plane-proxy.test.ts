@@ -268,6 +268,23 @@ test('a request head of up to 16 KiB passes (a large cookie, a JWT); a larger on
   assert.equal(over.status, 431);
 });
 
+test('a method or a header value HTTP/1.1 cannot carry is refused with 400 request.invalid, never sent on nor a 502', async () => {
+  const seen = up.requests.length;
+  const refusals = [
+    `G"E{T /orders/m HTTP/1.1\r\nHost: 127.0.0.1:${dataPort}\r\n\r\n`,
+    `GET /orders/m HTTP/1.1\r\nHost: 127.0.0.1:${dataPort}\r\nX-Note: a\x7fb\r\n\r\n`,
+    // Read as UTF-8 by the plain door: a character past Latin-1 cannot be written back byte for byte.
+    `GET /orders/m HTTP/1.1\r\nHost: 127.0.0.1:${dataPort}\r\nX-Note: 5 \u20ac net\r\n\r\n`,
+  ];
+  for (const text of refusals) {
+    const r = await rawRequest(dataPort, text);
+    assert.equal(r.status, 400, `${JSON.stringify(text.slice(0, 60))}: ${r.head}`);
+    assert.equal(JSON.parse(r.body).code, 'request.invalid');
+  }
+  assert.equal(up.requests.length, seen, 'nothing reached the service');
+  assert.equal(echoed(await call(`${d}/orders/m`, { headers: { 'x-note': 'plain text, 100% ascii' } })).headers['x-note'], 'plain text, 100% ascii');
+});
+
 test('a service cannot set the gateway\'s own session cookies: its other cookies come back', async () => {
   custom.handle((req, res) => {
     const big = new URL(req.url ?? '/', 'http://x').searchParams.has('big');

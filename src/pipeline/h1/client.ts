@@ -309,8 +309,9 @@ export class H1Pool {
   /** Makes the request's head (`x.requestHead`, `x.streamLength`), each name and value checked where it is written. */
   #head(x: Exchange): void {
     const req = x.req;
-    if (!isToken(req.method)) throw new UpstreamError('UPSTREAM_REQUEST', `the method ${JSON.stringify(req.method)} is not a token`);
-    if (!req.path.startsWith('/') || !isRequestTarget(req.path)) throw new UpstreamError('UPSTREAM_REQUEST', 'the path holds a space or a control character');
+    // What the caller sent and HTTP/1.1 cannot carry: the caller's to fix (a 400), not the service's failure.
+    if (!isToken(req.method)) throw new UpstreamError('REQUEST_UNWRITABLE', `The method ${JSON.stringify(req.method)} is not an HTTP method: a method is made of letters, digits and !#$%&'*+.^_\`|~-.`);
+    if (!req.path.startsWith('/') || !isRequestTarget(req.path)) throw new UpstreamError('REQUEST_UNWRITABLE', 'The path holds a space or a control character: percent-encode it.');
     let head = `${req.method} ${req.path} HTTP/1.1\r\nhost: ${this.#authority}\r\n`;
     const headers = req.headers;
     let declared: string | undefined;
@@ -320,7 +321,9 @@ export class H1Pool {
         declared = value;
         continue;
       }
-      if (!isToken(name) || !isFieldValue(value)) throw new UpstreamError('UPSTREAM_REQUEST', `the header ${JSON.stringify(name)} cannot be written on HTTP/1.1`);
+      if (!isToken(name) || !isFieldValue(value)) {
+        throw new UpstreamError('REQUEST_UNWRITABLE', `The header ${JSON.stringify(name)} holds a control character or a character outside Latin-1, which HTTP/1.1 cannot carry to the service.`);
+      }
       head += `${name}: ${value}\r\n`;
     }
     // The framing is the body's own: its length, the length declared for a stream, or chunks.
