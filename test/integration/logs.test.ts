@@ -152,6 +152,27 @@ test('switched on, every request of every plane is one line of 2.7 on standard o
   assert.equal((await fresh('err')).filter((l) => /^upstream down/.test(l.msg)).length, 0, 'once, not once per request');
 });
 
+test('a live feed\'s upgrade is an exchange of the access log: 101 with its caller, and each refusal', async () => {
+  assert.equal((await settings({ accessLog: true })).status, 200);
+  await fresh('out');
+  const feed = openLive(control, '/api/metrics/live', { authorization: root.headers.authorization! });
+  await feed.next((m) => m.type === 'hello', 'the hello');
+  await feed.close();
+  // No credentials, a token the gateway does not know, and another site's Origin with no session.
+  for (const headers of [{}, { authorization: 'Bearer mk_not_a_token_of_this_gateway' }, { origin: 'http://evil.example' }]) {
+    await openLive(control, '/api/logs/live', headers).closed;
+  }
+  const lines = (await fresh('out')).filter((l) => l.path === '/api/metrics/live' || l.path === '/api/logs/live');
+  assert.deepEqual(lines.map((l) => [l.path, l.status, l.outcome, l.user, l.token]), [
+    ['/api/metrics/live', 101, 'ok', 'root', 'operator'],
+    ['/api/logs/live', 401, 'refused', undefined, undefined],
+    ['/api/logs/live', 401, 'refused', undefined, undefined],
+    ['/api/logs/live', 401, 'refused', undefined, undefined],
+  ]);
+  assert.ok(lines.every((l) => l.plane === 'control' && l.method === 'GET'));
+  assert.ok(!JSON.stringify(lines).includes('mk_not_a_token'), 'never the token tried');
+});
+
 test('a scheduled call is in the access log as the scheduler, with its schedule', async () => {
   await putOk(root, '/api/roles/jobs', { implies: [] });
   const token = await schedulesToken(root, 'shop-jobs', ['shop'], ['jobs']);

@@ -9,9 +9,10 @@ import { GatewayError } from '../../http/errors.ts';
 import { sendProblem } from '../../http/respond.ts';
 import type { Exchange } from '../../http/exchange.ts';
 import type { RouteDoc, Router } from '../../http/router.ts';
-import { CLOSE, type Socket } from '../../http/socket.ts';
+import { CLOSE, headExchange, type Socket, type SocketRequest, type SocketSession } from '../../http/socket.ts';
 import type { GatewayContext } from '../context.ts';
 import type { Principal } from '../principal.ts';
+import { notePrincipal } from '../recorded.ts';
 import { ownOrigin } from '../shared/origin.ts';
 import { authenticateControl, requireCapability } from './auth.ts';
 
@@ -68,6 +69,32 @@ export function admitLive(gw: GatewayContext, ex: Exchange, feed: LiveFeedDoc): 
   }
   requireCapability(principal, feed.capability);
   return principal;
+}
+
+/**
+ * A feed's upgrade decision (SocketRoute.accept): admitted, then `open` makes the session. The
+ * upgrade is one exchange of the access log like any request (spec 1.4 rule 1, refusals
+ * included): a record is opened for it, names the caller once admitted, and is closed with 101 or
+ * with the refusal's status, so refused attempts on a feed (no session, another site's Origin, a
+ * guessed token) leave their line.
+ */
+export function acceptLive(gw: GatewayContext, feed: LiveFeedDoc, open: (req: SocketRequest, head: Exchange) => SocketSession): (req: SocketRequest) => Promise<SocketSession> {
+  return async (req) => {
+    const record = gw.records.open(req);
+    try {
+      const head = headExchange(req);
+      notePrincipal(record, admitLive(gw, head, feed));
+      const session = open(req, head);
+      if (record !== undefined) gw.records.close(record, false, 101);
+      return session;
+    } catch (err) {
+      if (record !== undefined) {
+        record.error = err instanceof GatewayError ? err.code : 'internal';
+        gw.records.close(record, false, err instanceof GatewayError ? err.status : 500);
+      }
+      throw err;
+    }
+  };
 }
 
 /** A plain GET on the feed's address: a refusal that says how to open it. */

@@ -7,13 +7,13 @@
  */
 import { GatewayError } from '../../http/errors.ts';
 import type { Router } from '../../http/router.ts';
-import { headExchange, type Socket, type SocketRoute, type SocketSession } from '../../http/socket.ts';
+import { type Socket, type SocketRoute, type SocketSession } from '../../http/socket.ts';
 import type { Exchange } from '../../http/exchange.ts';
 import { RANK, errorAttrs } from '../../log/logger.ts';
 import type { ConsoleLine, LineQuery } from '../../log/console-buffer.ts';
 import type { GatewayContext } from '../context.ts';
 import type { Principal } from '../principal.ts';
-import { addLiveRoute, admitLive, liveFeed, stillAdmitted } from './live-feed.ts';
+import { acceptLive, addLiveRoute, liveFeed, stillAdmitted } from './live-feed.ts';
 import { LOGS_CAPABILITY, lineQuery, wire } from './logs-api.ts';
 import { seconds } from './resource-docs.ts';
 
@@ -81,11 +81,7 @@ class LogFeed implements SocketSession {
 export function logsLiveSocket(gw: GatewayContext): SocketRoute {
   return {
     path: LOGS_LIVE_PATH,
-    accept: async (req) => {
-      const head = headExchange(req);
-      admitLive(gw, head, FEED);
-      return new LogFeed(gw, head, lineQuery(new URLSearchParams(req.query), false));
-    },
+    accept: acceptLive(gw, FEED, (req, head) => new LogFeed(gw, head, lineQuery(new URLSearchParams(req.query), false))),
     onError: (err) => gw.log.error('a logs live feed callback failed', { path: LOGS_LIVE_PATH, ...(err instanceof GatewayError ? { code: err.code } : {}), ...errorAttrs(err) }),
   };
 }

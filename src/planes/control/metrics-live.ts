@@ -6,13 +6,13 @@
  */
 import { GatewayError } from '../../http/errors.ts';
 import type { Router } from '../../http/router.ts';
-import { CLOSE, headExchange, type Socket, type SocketRoute, type SocketSession } from '../../http/socket.ts';
+import { CLOSE, type Socket, type SocketRoute, type SocketSession } from '../../http/socket.ts';
 import type { Exchange } from '../../http/exchange.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import type { ClusterMetrics } from '../../core/metrics/wire.ts';
 import type { GatewayContext } from '../context.ts';
 import type { Principal } from '../principal.ts';
-import { addLiveRoute, admitLive, liveFeed, stillAdmitted } from './live-feed.ts';
+import { acceptLive, addLiveRoute, liveFeed, stillAdmitted } from './live-feed.ts';
 import { METRICS_CAPABILITY } from './metrics-api.ts';
 
 export const METRICS_LIVE_PATH = '/api/metrics/live';
@@ -70,12 +70,10 @@ class MetricsFeed implements SocketSession {
 export function metricsLiveSocket(gw: GatewayContext): SocketRoute {
   return {
     path: METRICS_LIVE_PATH,
-    accept: async (req) => {
-      const head = headExchange(req);
-      admitLive(gw, head, FEED);
+    accept: acceptLive(gw, FEED, (req, head) => {
       if (req.query !== '') throw new GatewayError('filter.invalid', 'The metrics feed takes no query parameter.', new URLSearchParams(req.query).keys().next().value ?? 'query');
       return new MetricsFeed(gw, head);
-    },
+    }),
     onError: (err) => gw.log.error('a metrics live feed callback failed', { path: METRICS_LIVE_PATH, ...errorAttrs(err) }),
   };
 }

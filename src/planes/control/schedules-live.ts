@@ -7,13 +7,13 @@
 import { GatewayError, invalidField } from '../../http/errors.ts';
 import type { Exchange } from '../../http/exchange.ts';
 import type { Router } from '../../http/router.ts';
-import { CLOSE, headExchange, type Socket, type SocketRequest, type SocketRoute, type SocketSession } from '../../http/socket.ts';
+import { CLOSE, type Socket, type SocketRequest, type SocketRoute, type SocketSession } from '../../http/socket.ts';
 import type { FeedEvent, ScheduleKey, ScheduleRecord } from '../../actors/schedules/messages.ts';
 import type { Page } from '../../core/paging.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import type { GatewayContext } from '../context.ts';
 import type { Principal } from '../principal.ts';
-import { addLiveRoute, admitLive, liveFeed, stillAdmitted } from './live-feed.ts';
+import { acceptLive, addLiveRoute, liveFeed, stillAdmitted } from './live-feed.ts';
 import { seconds } from './resource-docs.ts';
 
 export const LIVE_PATH = '/api/schedules/live';
@@ -175,11 +175,7 @@ class FeedSession implements SocketSession {
 export function schedulesLiveSocket(gw: GatewayContext): SocketRoute {
   return {
     path: LIVE_PATH,
-    accept: async (req) => {
-      const head = headExchange(req);
-      admitLive(gw, head, FEED);
-      return new FeedSession(gw, req, head, readFilters(req.query));
-    },
+    accept: acceptLive(gw, FEED, (req, head) => new FeedSession(gw, req, head, readFilters(req.query))),
     onError: (err) => gw.log.error('a schedules live feed callback failed', { path: LIVE_PATH, ...errorAttrs(err) }),
   };
 }
