@@ -159,7 +159,8 @@ test('a live feed\'s upgrade is an exchange of the access log: 101 with its call
   await feed.next((m) => m.type === 'hello', 'the hello');
   await feed.close();
   // No credentials, a token the gateway does not know, and another site's Origin with no session.
-  for (const headers of [{}, { authorization: 'Bearer mk_not_a_token_of_this_gateway' }, { origin: 'http://evil.example' }]) {
+  const attempts: Record<string, string>[] = [{}, { authorization: 'Bearer mk_not_a_token_of_this_gateway' }, { origin: 'http://evil.example' }];
+  for (const headers of attempts) {
     await openLive(control, '/api/logs/live', headers).closed;
   }
   const lines = (await fresh('out')).filter((l) => l.path === '/api/metrics/live' || l.path === '/api/logs/live');

@@ -138,6 +138,17 @@ test('root or gateway-admin; the live feed starts with the snapshot and moves wi
     assert.equal(interval.point.t, hello.metrics.points.at(-1).t + 5);
     assert.equal(interval.nodes, 1);
     assert.equal(interval.minute.requests, 5);
+    // A minute at once (the clock moved, or the loop stalled): the next close covers every interval
+    // behind it, and the feed sends one message each, empty ones included, in order: no gap.
+    const before = feed.messages.length;
+    await call(`${data}/shop/orders/late`);
+    await settled();
+    await advance('PT60S');
+    await advance('PT5S');
+    await waitFor((m) => m.type === 'interval' && m.point.t === interval.point.t + 65);
+    const caught = feed.messages.slice(before).filter((m) => m.type === 'interval');
+    assert.deepEqual(caught.map((m) => m.point.t - interval.point.t), Array.from({ length: 13 }, (_, i) => 5 * (i + 1)));
+    assert.deepEqual(caught.map((m) => m.point.answered), [1, ...Array(12).fill(0)]);
   } finally {
     await feed.close();
   }

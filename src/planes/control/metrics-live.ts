@@ -32,6 +32,8 @@ class MetricsFeed implements SocketSession {
   #stop: (() => void) | undefined;
   #helloSent = false;
   #early: ClusterMetrics[] = [];
+  /** The newest point sent (hello's included): what the next message goes on from. */
+  #lastT = -Infinity;
 
   constructor(private readonly gw: GatewayContext, private readonly head: Exchange) {}
 
@@ -46,7 +48,8 @@ class MetricsFeed implements SocketSession {
     this.gw.metrics.call('metrics.snapshot', null).then((metrics) => {
       this.#socket?.send({ type: 'hello', metrics });
       this.#helloSent = true;
-      for (const m of this.#early.splice(0)) if (m.points.at(-1)!.t > metrics.points.at(-1)!.t) this.#interval(m);
+      this.#lastT = metrics.points.at(-1)?.t ?? -Infinity;
+      for (const m of this.#early.splice(0)) this.#interval(m);
     }, (err: unknown) => {
       this.gw.log.error('the metrics live feed could not start', { path: METRICS_LIVE_PATH, ...errorAttrs(err) });
       this.#socket?.close(err instanceof GatewayError && err.status === 503 ? CLOSE.tryAgain : CLOSE.internal, 'the metrics are not available now; reconnect');
@@ -62,7 +65,15 @@ class MetricsFeed implements SocketSession {
       this.onClose();
       return;
     }
-    this.#socket?.send({ type: 'interval', point: m.points.at(-1), nodes: m.nodes, minute: m.minute, routes: m.routes, rankings: m.rankings });
+    // One message per interval: when several closed at once (the clock moved, the loop stalled),
+    // each missed point goes in its own message, oldest first, with the minute as it is now.
+    const last = this.#lastT;
+    let from = m.points.length;
+    while (from > 0 && m.points[from - 1]!.t > last) from--;
+    for (let i = from; i < m.points.length; i++) {
+      this.#socket?.send({ type: 'interval', point: m.points[i], nodes: m.nodes, minute: m.minute, routes: m.routes, rankings: m.rankings });
+    }
+    if (m.points.length > from) this.#lastT = m.points.at(-1)!.t;
   }
 }
 
