@@ -64,7 +64,12 @@ export class UwsExchange implements Exchange {
   readonly remoteAddress: string;
   readonly secure = false;
   readonly receivedAt: number;
-  /** The request's body could be framed two ways (request-framing.ts): the door cuts the connection. */
+  /**
+   * The request's body could be framed two ways (request-framing.ts), or is chunked: the door cuts
+   * the connection. uWebSockets.js reads chunk sizes leniently (a chunk extension's `;a=b` read
+   * as hex digits, a space as the end of the size): a body framed by chunks could swallow the
+   * request after it on the connection, or leave part of itself to be read as a request.
+   */
   readonly ambiguousFraming: boolean;
   aborted = false;
   responded = false;
@@ -102,7 +107,7 @@ export class UwsExchange implements Exchange {
     this.query = req.getQuery() ?? '';
     this.remoteAddress = ADDRESS_TEXT.decode(res.getRemoteAddressAsText());
     this.receivedAt = now;
-    this.ambiguousFraming = isAmbiguousFraming(headers);
+    this.ambiguousFraming = headers['transfer-encoding'] !== undefined || isAmbiguousFraming(headers);
     // Without Content-Length or Transfer-Encoding a request has no body (RFC 9112 6.3): no queue
     // and no onData, which uWS would call once with an empty buffer (a copy and closures per request).
     const length = headers['content-length'];

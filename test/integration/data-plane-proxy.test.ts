@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { connect, createServer as createNetServer, type AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
@@ -462,17 +462,31 @@ test('a 20 MB upload with a declared length streams to the upstream intact', asy
   assert.equal(seen.headers['content-length'], String(BIG));
 });
 
-test('a 20 MB chunked upload streams to the upstream intact', async () => {
-  const expected = patternSha256(BIG, 50_000);
-  const res = await request(`${d}/orders/upload`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/octet-stream' },
-    body: Readable.from(pattern(BIG, 50_000)),
+test('a chunked request body is cut at the plain door, unread and unanswered: its parser misreads chunk sizes', async () => {
+  const seen = up.requests.length;
+  // A chunk extension uWebSockets.js reads as hex digits (0x1BADB): the request after it would be
+  // read as this one's body and sent to the service, its token included.
+  const smuggler = `POST /orders/store HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1;a=b\r\nX\r\n0\r\n\r\n`;
+  const victim = `GET /private/victim HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\n`;
+  const { answered, cut } = await new Promise<{ answered: string; cut: boolean }>((resolve) => {
+    const sock = connect(dataPort, '127.0.0.1', () => {
+      sock.write(smuggler);
+      setTimeout(() => { if (!sock.destroyed) sock.write(victim); }, 100);
+    });
+    let text = '';
+    // Still open after 3 s: the door waited for a body that was never going to end.
+    const timer = setTimeout(() => { sock.destroy(); resolve({ answered: text, cut: false }); }, 3000);
+    sock.on('data', (b) => { text += b.toString('latin1'); });
+    sock.on('error', () => undefined);
+    sock.on('close', () => { clearTimeout(timer); resolve({ answered: text, cut: true }); });
   });
-  const seen = (await res.body.json()) as { bodyLength: number; bodySha256: string };
-  assert.equal(res.statusCode, 200);
-  assert.equal(seen.bodyLength, BIG);
-  assert.equal(seen.bodySha256, expected);
+  assert.ok(cut, 'the door closed the connection itself');
+  assert.equal(answered, '', 'cut without an answer');
+  assert.equal(up.requests.length, seen, 'nothing reached the service');
+  // Undici streams a body of unknown length chunked: refused the same way.
+  await assert.rejects(request(`${d}/orders/upload`, { method: 'POST', body: Readable.from(pattern(100_000, 10_000)) }));
+  assert.equal(up.requests.length, seen);
+  assert.equal((await call(`${d}/orders/after-chunked`)).status, 200, 'the door goes on serving');
 });
 
 test('an upstream that cannot be reached is a 502 with a sentence', async () => {
@@ -564,7 +578,6 @@ test('malformed or odd requests to the data plane never answer 500', async () =>
     }
   }
   const raws = [
-    `POST /orders/chunked HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n`,
     `POST /orders/expect HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi`,
     `POST /orders/cl HTTP/1.1\r\nHost: x\r\nConnection: close, Content-Length\r\nContent-Length: 3\r\n\r\nabc`,
     `get /orders/lower HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
@@ -583,9 +596,6 @@ test('malformed or odd requests to the data plane never answer 500', async () =>
   const cl = up.requests.find((r) => r.url === '/base/orders/cl');
   assert.ok(cl, 'the body framed by a Connection-listed Content-Length reached the upstream');
   assert.equal(cl.body, 'abc', 'a Connection-listed Content-Length still frames the body');
-  const chunked = up.requests.find((r) => r.url === '/base/orders/chunked');
-  assert.ok(chunked, 'the chunked upload reached the upstream');
-  assert.equal(chunked.body, 'hello');
   assert.equal((await call(`${d}/orders/still-alive`)).status, 200);
   assert.equal(t.logs.filter((r) => r.msg === 'request failed').length, 0, 'no handler failed');
 });
