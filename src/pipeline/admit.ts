@@ -23,6 +23,21 @@ const GATEWAY_TOKEN_PREFIX = 'mk_';
 
 const NOBODY: Admission = { identity: null, dropAuthorization: false };
 
+/** A token as minted (core/tokens/mint.ts): the prefix and 32 random bytes in base64url. */
+const TOKEN_IN_TEXT = /mk_[A-Za-z0-9_-]{43}/g;
+
+/**
+ * Whether `text` carries a live gateway token anywhere in it: beside other credentials (two
+ * Authorization lines, which the plain doors join with ", "), or in the query string. Such a
+ * value is refused rather than passed on, so a service never receives a token that opens the
+ * gateway. Cheap when there is none: one substring search.
+ */
+export function carriesLiveToken(view: ConfigView, text: string): boolean {
+  if (!text.includes(GATEWAY_TOKEN_PREFIX)) return false;
+  for (const m of text.matchAll(TOKEN_IN_TEXT)) if (view.tokensByHash.has(hashSecret(m[0]))) return true;
+  return false;
+}
+
 /**
  * The hashes of secrets that named a known token, so that a client sending the same token on every
  * request pays SHA-256 once (a microsecond of the data plane's CPU a request, bench/RESULTS.md).
@@ -81,7 +96,13 @@ export function authenticate(view: ConfigView, authorization: string | undefined
   if (authorization === undefined) return appSession(view, appCookie, now);
   const { scheme, secret } = credentialsOf(authorization);
   // A credential of the service's own (another scheme, another token format) is its business...
-  if (!secret.startsWith(GATEWAY_TOKEN_PREFIX)) return appSession(view, appCookie, now);
+  if (!secret.startsWith(GATEWAY_TOKEN_PREFIX)) {
+    // ...unless a live gateway token rides beside it (`Basic …, Bearer mk_…`).
+    if (carriesLiveToken(view, authorization)) {
+      throw new GatewayError('unauthenticated', 'A gateway token is sent alone, as Authorization: Bearer <token>, never beside other credentials.');
+    }
+    return appSession(view, appCookie, now);
+  }
   if (scheme !== 'bearer') {
     // ...unless it is one of the gateway's tokens in another form: forwarded, it would hand the service a live token.
     if (!view.tokensByHash.has(hashSecret(secret))) return appSession(view, appCookie, now);

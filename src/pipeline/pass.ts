@@ -9,7 +9,7 @@
 import type { ConfigView } from '../actors/config/client.ts';
 import { GatewayError } from '../http/errors.ts';
 import type { Identity, RouteView } from '../core/model.ts';
-import { authenticate, authorise } from './admit.ts';
+import { authenticate, authorise, carriesLiveToken } from './admit.ts';
 import { canonicalPath } from './canonical-path.ts';
 import { isRequestTarget } from '../http/grammar.ts';
 import { forwardRequestHeaders } from './forward-headers.ts';
@@ -142,6 +142,10 @@ export function pass(view: ConfigView, pools: UpstreamPools, req: PassRequest, n
     identity = posedIdentity(view, who, route);
     dropAuthorization = true;
   } else {
+    // Query strings end up in logs and links: a live token there is refused, never passed on.
+    if (req.query !== '' && carriesLiveToken(view, req.query)) {
+      throw new GatewayError('unauthenticated', 'A gateway token travels in the Authorization header (Bearer), never in the query string.');
+    }
     ({ identity, dropAuthorization } = authenticate(view, who.authorization, who.appCookie, now));
   }
   if (record) record.identity = identity;

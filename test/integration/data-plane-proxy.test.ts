@@ -248,6 +248,21 @@ test('the gateway token never reaches the upstream; the service\'s own Authoriza
   const serviceBearer = await call(`${d}/orders/x`, { headers: { authorization: 'Bearer service-own.jwt.value' } });
   assert.equal(serviceBearer.status, 200);
   assert.equal(up.last().headers.authorization, 'Bearer service-own.jwt.value');
+
+  // A live token beside other credentials (two Authorization lines, joined by the door) or in the
+  // query string is refused, never passed on; a token-like text that opens nothing passes.
+  const seen = up.requests.length;
+  const twoLines = await rawRequest(dataPort, `GET /orders/two HTTP/1.1\r\nHost: x\r\nAuthorization: Basic Zm9vOmJhcg==\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`);
+  assert.equal(twoLines.status, 401);
+  assert.equal(JSON.parse(twoLines.body).code, 'unauthenticated');
+  assert.equal((await call(`${d}/orders/one`, { headers: { authorization: `Basic Zm9v, Bearer ${token}` } })).status, 401);
+  const query = await call(`${d}/orders/q?access_token=${token}`);
+  assert.equal(query.status, 401);
+  assert.match(query.json.detail, /never in the query string/);
+  assert.equal(up.requests.length, seen, 'nothing reached the service');
+  const lookalike = `mk_${'A'.repeat(43)}`;
+  assert.equal((await call(`${d}/orders/q?ref=${lookalike}`)).status, 200);
+  assert.equal(up.last().url, `/base/orders/q?ref=${lookalike}`);
 });
 
 test('the gateway\'s session cookie is taken out of Cookie; other cookies pass', async () => {
