@@ -65,6 +65,21 @@ test('a kept connection the service closes as the request goes out: sent again o
   await pool.close();
 });
 
+test('a POST or PATCH is never sent twice: a kept connection closed without an answer is a failure', async () => {
+  const svc = await rawService((_head, socket, n) => {
+    // The service reads the whole request, may have acted on it, then closes without answering.
+    if (n >= 2) socket.destroy();
+    else socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok');
+  });
+  servers.push(svc.server);
+  const pool = new H1Pool(svc.origin, { connections: 4, keepAliveMs: 30_000 });
+  assert.equal((await call(pool, { path: '/1' })).body, 'ok');
+  const paid = await call(pool, { method: 'POST', path: '/pay', headers: { 'content-type': 'application/json' }, body: Buffer.from('{"amount":100}') });
+  assert.ok(paid.error, 'a failure, not a second try');
+  assert.equal(svc.heads.filter((h) => h.startsWith('POST /pay')).length, 1, 'the payment reached the service once');
+  await pool.close();
+});
+
 test('a fresh connection closed without an answer is a failure, not a retry', async () => {
   const svc = await rawService((_head, socket) => socket.destroy());
   servers.push(svc.server);
@@ -89,7 +104,7 @@ test('a header value or a path that would split the request is refused before a 
   ];
   for (const req of refused) {
     const got = await call(pool, req);
-    assert.equal(got.error?.code, 'UPSTREAM_REQUEST', JSON.stringify(req));
+    assert.equal(got.error?.code, 'REQUEST_UNWRITABLE', JSON.stringify(req));
   }
   assert.equal(svc.heads.length, 0, 'nothing reached the service');
   assert.equal((await call(pool, { path: '/fine', headers: { 'x-latin': 'caf\u00e9' } })).status, 200);

@@ -46,6 +46,8 @@ export class UpstreamError extends Error {
 }
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
+/** RFC 9110 9.2.2: what a client may send again when the connection failed before the answer. */
+const IDEMPOTENT: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']);
 /**
  * A request body up to this size is copied after the head into one buffer (from Node's shared
  * pool); a larger one goes in the same write as the head without a copy (corked, one writev).
@@ -408,8 +410,10 @@ export class H1Pool {
       }
     }
     // A kept connection the service closed as the request went out: sent again once on a new one
-    // when nothing of the answer came and the body can be sent again.
-    if (conn.used && !x.parser.started && !x.retried && !x.aborted && !(x.req.body != null && !(x.req.body instanceof Uint8Array))) {
+    // when nothing of the answer came, the body can be sent again, and the method is idempotent.
+    // A POST or PATCH is never sent twice (RFC 9110 9.2.2): the service may have acted on it
+    // before it closed, and a second payment is worse than a 502.
+    if (conn.used && !x.parser.started && !x.retried && !x.aborted && IDEMPOTENT.has(x.req.method) && !(x.req.body != null && !(x.req.body instanceof Uint8Array))) {
       x.retried = true;
       conn.current = null;
       x.conn = null;
