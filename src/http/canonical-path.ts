@@ -9,7 +9,7 @@
  *   `/%61dmin` is `/admin` to every service, so it is `/admin` to the routes and rules too.
  * - There is no canonical form for a path a service could read as another one than the routes
  *   see: a `.` or `..` segment (also escaped, or carrying `;` parameters, which servlet containers
- *   strip), a backslash or an escaped one (servers on Windows and URL parsers that follow the
+ *   strip, or ending at an escaped slash, which some services decode before they split), a backslash or an escaped one (servers on Windows and URL parsers that follow the
  *   WHATWG rules read it as `/`), a `#` (parsers drop what follows it), an escaped NUL (C
  *   servers end the path there); and what HTTP/1.1 cannot carry in a request target (a space, a
  *   control character, DEL, a character outside ASCII), which the call to the service would refuse.
@@ -92,12 +92,32 @@ export function canonicalForm(raw: string): string | undefined {
   }
   if (doubled) path = path.replace(/\/{2,}/g, '/');
   if (!dots && !params) return path;
+  if (hasAmbiguousSegment(path)) return undefined;
+  // A service that decodes %2F before it splits (PHP, WSGI and Rack put the decoded path in
+  // PATH_INFO) reads `..%2f` as a `..` segment: the path must hold none under that reading either.
+  if (escapes && ESCAPED_SLASH.test(path) && hasAmbiguousSegment(path.replace(ESCAPED_SLASHES, '/'))) return undefined;
+  return path;
+}
+
+const ESCAPED_SLASH = /%2f/i;
+const ESCAPED_SLASHES = /%2f/gi;
+
+function hasAmbiguousSegment(path: string): boolean {
   let start = 1;
   while (start <= path.length) {
     let end = path.indexOf('/', start);
     if (end < 0) end = path.length;
-    if (isAmbiguousSegment(path, start, end)) return undefined;
+    if (isAmbiguousSegment(path, start, end)) return true;
     start = end + 1;
   }
-  return path;
+  return false;
+}
+
+/**
+ * The path as a service that decodes `%2F` into `/` reads it, or undefined when it holds none:
+ * rules that name segments judge both readings (an escaped slash must not step around the rule
+ * written for `/secret/{id}` with `/secret%2F1`).
+ */
+export function slashesDecoded(path: string): string | undefined {
+  return path.includes('%') && ESCAPED_SLASH.test(path) ? path.replace(ESCAPED_SLASHES, '/') : undefined;
 }

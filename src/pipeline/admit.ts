@@ -11,6 +11,7 @@ import type { Identity, RouteView } from '../core/model.ts';
 import { hashSecret } from '../core/secrets.ts';
 import { holdsAny } from './roles.ts';
 import { withinHours } from './hours.ts';
+import { slashesDecoded } from '../http/canonical-path.ts';
 
 export interface Admission {
   /** null: nobody authenticated (an open route). */
@@ -120,7 +121,15 @@ export function authenticate(view: ConfigView, authorization: string | undefined
 
 /** Applies the route's rules to an identity (or to nobody); throws the refusal. */
 export function authorise(view: ConfigView, route: RouteView, identity: Identity | null, method: string, servicePath: string, now: number): void {
-  const endpoint = view.endpointRules.get(route.id)?.match(method, servicePath);
+  const rules = view.endpointRules.get(route.id);
+  let endpoint = rules?.match(method, servicePath);
+  // A service may decode %2F before it splits the path: the rule its other reading meets holds too.
+  const decoded = rules === undefined ? undefined : slashesDecoded(servicePath);
+  const other = decoded === undefined ? undefined : rules!.match(method, decoded);
+  if (other !== undefined && other !== endpoint) {
+    if (endpoint !== undefined) authoriseEndpoint(identity, endpoint);
+    endpoint = other;
+  }
   const needed = route.rule !== null || endpoint !== undefined || route.organisation !== null;
   if (needed && identity === null) {
     throw new GatewayError('unauthenticated', 'This route needs a personal token (Authorization: Bearer <token>) or a session (POST /.meerkat/session).');
@@ -129,9 +138,7 @@ export function authorise(view: ConfigView, route: RouteView, identity: Identity
   if (route.rule !== null && !holdsAny(identity.roles, route.rule.roles)) {
     throw new GatewayError('forbidden', `This route needs one of the roles ${route.rule.roles.join(', ')}.`);
   }
-  if (endpoint !== undefined && !holdsAny(identity.roles, endpoint.roles)) {
-    throw new GatewayError('forbidden', `${endpoint.method === '*' ? 'Any method' : endpoint.method} ${endpoint.path} needs one of the roles ${endpoint.roles.join(', ')}.`);
-  }
+  if (endpoint !== undefined) authoriseEndpoint(identity, endpoint);
   if (route.organisation !== null && identity.organisation !== route.organisation) {
     throw new GatewayError('forbidden', `This route serves the members of the organisation "${route.organisation}".`);
   }
@@ -140,5 +147,14 @@ export function authorise(view: ConfigView, route: RouteView, identity: Identity
     if (organisation && !withinHours(organisation.hours, now)) {
       throw new GatewayError('outside-hours', `The hours of ${organisation.name} do not include this moment (${organisation.hours?.timezone}).`);
     }
+  }
+}
+
+function authoriseEndpoint(identity: Identity | null, endpoint: { readonly method: string; readonly path: string; readonly roles: readonly string[] }): void {
+  if (identity === null) {
+    throw new GatewayError('unauthenticated', 'This route needs a personal token (Authorization: Bearer <token>) or a session (POST /.meerkat/session).');
+  }
+  if (!holdsAny(identity.roles, endpoint.roles)) {
+    throw new GatewayError('forbidden', `${endpoint.method === '*' ? 'Any method' : endpoint.method} ${endpoint.path} needs one of the roles ${endpoint.roles.join(', ')}.`);
   }
 }

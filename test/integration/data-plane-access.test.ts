@@ -192,6 +192,12 @@ test('endpoint rules narrow a route per method and path', async () => {
   await refused(as('bob', '/orders/7/lines/2', 'DELETE'), 403, 'forbidden', 'staff DELETE /orders/7/lines/2');
   await passed(as('alice', '/orders/7/lines/2', 'DELETE'), 'admin DELETE /orders/7/lines/2');
   await refused(as(undefined, '/orders/7', 'POST'), 401, 'unauthenticated', 'the route rule still needs a token');
+  // A service may decode %2F before it splits: /orders/7/lines%2F2 is /orders/7/lines/2 to it, and to the rules.
+  await refused(as('bob', '/orders/7/lines%2F2', 'DELETE'), 403, 'forbidden', 'staff DELETE /orders/7/lines%2F2');
+  await refused(as('bob', '/orders/7%2flines/2', 'DELETE'), 403, 'forbidden', 'staff DELETE /orders/7%2flines/2');
+  await passed(as('alice', '/orders/7/lines%2F2', 'DELETE'), 'admin DELETE /orders/7/lines%2F2');
+  await passed(as('bob', '/orders/a%2Fb/c'), 'no rule meets /orders/a/b/c either');
+  await refused(as('bob', '/orders%2F7'), 404, 'route.unknown', 'a prefix ends at a real slash: no route, closed');
 });
 
 test('endpoint rules match the path after stripPrefix', async () => {

@@ -27,3 +27,11 @@ test('what a service could read as another path is refused: backslashes, a fragm
     assert.throws(() => canonicalPath(p), (err: unknown) => err instanceof GatewayError && err.code === 'path.invalid' && /backslash/.test(err.detail ?? ''), p);
   }
 });
+
+test('a dot segment that ends at an escaped slash is refused: services that decode %2F before they split read it as ..', () => {
+  for (const p of ['/s/..%2f..%2fx', '/open/%2e%2e%2fadmin', '/a/x%2F..%2Fadmin', '/a/.%2fb', '/a/..%2F']) {
+    assert.throws(() => canonicalPath(p), (err: unknown) => err instanceof GatewayError && err.code === 'path.invalid', p);
+  }
+  // An escaped slash alone, or beside dots that are no segment, stays as written.
+  for (const p of ['/repos/group%2Fproject', '/a%2Fb.c', '/v1.2%2Fx', '/a%2F...%2Fb']) assert.equal(canonicalPath(p), p);
+});
