@@ -140,7 +140,8 @@ const UNREACHABLE_WHY: Readonly<Record<string, string>> = {
 /** The refusal for a failure before any byte of the answer went out, told to the health watch. */
 export function failure(err: unknown, call: UpstreamCall): GatewayError {
   const refusal = upstreamFailure(err, call);
-  call.health.failed(call.origin, refusal);
+  // A pool held busy (callers that do not read their answers) says nothing of the service's health.
+  if ((err as { code?: string }).code !== 'UPSTREAM_QUEUE_TIMEOUT') call.health.failed(call.origin, refusal);
   return refusal;
 }
 
@@ -151,6 +152,9 @@ export function upstreamFailure(err: unknown, call: Pick<UpstreamCall, 'origin' 
   // check; undici's for an https service): refused, and never counted against the service.
   if (code === 'REQUEST_UNWRITABLE') return new GatewayError('request.invalid', (err as Error).message);
   if (code === 'UND_ERR_INVALID_ARG') return new GatewayError('request.invalid', `The request cannot be sent on to the service: ${(err as Error).message}.`);
+  if (code === 'UPSTREAM_QUEUE_TIMEOUT') {
+    return new GatewayError('upstream.timeout', `Every connection to the service at ${call.origin} stayed busy for ${call.timeoutMs / 1000} s; none came free for this request.`);
+  }
   if (TIMEOUTS.has(code)) {
     return new GatewayError('upstream.timeout', `The service at ${call.origin} did not answer within ${call.timeoutMs / 1000} s.`);
   }

@@ -231,3 +231,47 @@ test('a paused answer is not read further: a chunk handed on stays as it was unt
   assert.equal(heldText + later, first + rest, 'the whole body, once resumed');
   await pool.destroy();
 });
+
+test('a request waiting for a connection counts the wait: every connection held by a paused answer, it times out', async () => {
+  const svc = await rawService((head, socket) => {
+    // The first answer starts and never ends; its caller stops reading.
+    if (head.startsWith('GET /held')) socket.write('HTTP/1.1 200 OK\r\ncontent-length: 100000\r\n\r\nstart');
+    else socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok');
+  });
+  servers.push(svc.server);
+  const pool = new H1Pool(svc.origin, { connections: 1, keepAliveMs: 30_000 });
+  const held = new Promise<Error | null>((resolve) => {
+    pool.dispatch({ method: 'GET', path: '/held', headers: {}, body: null, headersTimeout: 5_000, bodyTimeout: 1_500 }, {
+      onResponseStart: (controller) => controller.pause(),
+      onResponseData: () => undefined,
+      onResponseEnd: () => resolve(null),
+      onResponseError: (_c, err) => resolve(err),
+    });
+  });
+  await until(() => (svc.heads.length === 1 ? true : undefined), 'the held request reached the service');
+  const started = Date.now();
+  const queued = await call(pool, { path: '/queued', headersTimeout: 400 });
+  assert.equal(queued.error?.code, 'UPSTREAM_QUEUE_TIMEOUT', 'the wait for a connection counted');
+  assert.ok(Date.now() - started < 1_400, `timed out after ${Date.now() - started} ms`);
+  // The caller that stopped reading lets the connection go after the answer's pause limit.
+  assert.equal(((await held) as Error & { code?: string })?.code, 'CLIENT_STALLED');
+  assert.equal((await call(pool, { path: '/after' })).body, 'ok', 'the connection serves again');
+  await pool.close();
+});
+
+async function* slowBody(pieces: number, gapMs: number): AsyncGenerator<Uint8Array> {
+  for (let i = 0; i < pieces; i++) {
+    await new Promise((r) => setTimeout(r, gapMs));
+    yield Buffer.from('x'.repeat(10));
+  }
+}
+
+test('a slow upload is not the service\'s slowness: the head\'s time starts once the body is sent', async () => {
+  const svc = await rawService((_head, socket) => socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok'));
+  servers.push(svc.server);
+  const pool = new H1Pool(svc.origin, { connections: 2, keepAliveMs: 30_000 });
+  const got = await call(pool, { method: 'POST', path: '/upload', headers: { 'content-length': '80' }, body: slowBody(8, 100), headersTimeout: 300 });
+  assert.equal(got.error, null, String(got.error));
+  assert.equal(got.body, 'ok');
+  await pool.close();
+});

@@ -109,7 +109,12 @@ class Exchange implements Dispatcher.DispatchController, ParserSink {
   streamLength: number | null = null;
   conn: Conn | null = null;
   parser: ResponseParser;
-  /** Epoch ms: the answer's head is due by then (phase waiting), or its next piece (phase body). */
+  /**
+   * Epoch ms: a free connection is due by then (phase queued: the wait counts toward the head's
+   * time), the answer's head (phase waiting, once the body is sent), its next piece (phase body),
+   * or the caller's reading again (paused). Infinity while a streamed body is still going out:
+   * a slow upload is not the service's slowness.
+   */
   deadline = 0;
   paused = false;
   requestSent = false;
@@ -150,6 +155,7 @@ class Exchange implements Dispatcher.DispatchController, ParserSink {
   restart(): void {
     this.parser = this.#newParser();
     this.requestSent = false;
+    this.deadline = 0;
   }
 
   // DispatchController
@@ -163,6 +169,8 @@ class Exchange implements Dispatcher.DispatchController, ParserSink {
   pause(): void {
     if (this.paused || this.phase === 'done') return;
     this.paused = true;
+    // A caller that stops reading holds the connection: not for longer than the service may pause.
+    this.deadline = Date.now() + this.req.bodyTimeout;
     this.conn?.socket.pause();
   }
 
@@ -230,7 +238,11 @@ export class H1Pool {
       this.#open(x);
       return;
     }
+    // Every connection busy: the wait counts toward the time the service has to answer, so a pool
+    // held by callers that never read cannot keep the others waiting without end.
+    x.deadline = Date.now() + x.req.headersTimeout;
     this.#queue.push(x);
+    this.#sweep ??= setInterval(() => this.#check(), SWEEP_MS).unref();
   }
 
   #open(x: Exchange): void {
@@ -281,13 +293,16 @@ export class H1Pool {
     conn.current = x;
     x.conn = conn;
     this.#busy.add(conn);
+    // A request that waited for this connection keeps the deadline its wait began with.
+    const queuedUntil = x.phase === 'queued' || x.phase === 'connecting' ? x.deadline : 0;
     x.phase = 'waiting';
-    x.deadline = Date.now() + x.req.headersTimeout;
+    const body = x.req.body;
+    // A streamed body's time is the caller's: the head's clock starts once it is sent (#stream).
+    x.deadline = body != null && !(body instanceof Uint8Array) ? Infinity : queuedUntil > 0 ? queuedUntil : Date.now() + x.req.headersTimeout;
     if (x.paused) conn.socket.pause();
     else conn.socket.resume();
     this.#sweep ??= setInterval(() => this.#check(), SWEEP_MS).unref();
     const head = x.requestHead;
-    const body = x.req.body;
     const socket = conn.socket;
     if (body == null) {
       socket.write(head, 'latin1');
@@ -368,6 +383,7 @@ export class H1Pool {
       if (length !== null && sent !== length) throw new UpstreamError('UPSTREAM_REQUEST', 'the request body is shorter than its Content-Length');
       if (length === null) socket.write(LAST_CHUNK);
       x.requestSent = true;
+      if (x.phase === 'waiting') x.deadline = Date.now() + x.req.headersTimeout;
     } catch (err) {
       // The caller's body failed (it went away) or was not what it declared: the connection cannot go on.
       if (x.phase !== 'done') this.fail(x, err as Error, false);
@@ -513,9 +529,16 @@ export class H1Pool {
     const now = Date.now();
     for (const conn of this.#busy) {
       const x = conn.current;
-      if (x === null || x.paused || now < x.deadline) continue;
-      if (x.phase === 'waiting') this.fail(x, new UpstreamError('UPSTREAM_HEADERS_TIMEOUT', 'no answer in time'), false);
+      if (x === null || now < x.deadline) continue;
+      if (x.paused) this.fail(x, new UpstreamError('CLIENT_STALLED', 'the caller stopped reading the answer'), false);
+      else if (x.phase === 'waiting') this.fail(x, new UpstreamError('UPSTREAM_HEADERS_TIMEOUT', 'no answer in time'), false);
       else if (x.phase === 'body') this.fail(x, new UpstreamError('UPSTREAM_BODY_TIMEOUT', 'the answer stopped'), false);
+    }
+    for (let i = this.#queue.length - 1; i >= 0; i--) {
+      const x = this.#queue[i]!;
+      if (now < x.deadline) continue;
+      this.#queue.splice(i, 1);
+      this.#settle(x, new UpstreamError('UPSTREAM_QUEUE_TIMEOUT', `every one of the ${this.#opts.connections} connections to the service stayed busy`));
     }
     for (let i = this.#idle.length - 1; i >= 0; i--) {
       const c = this.#idle[i]!;
