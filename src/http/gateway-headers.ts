@@ -13,6 +13,8 @@ export const HOP_BY_HOP: ReadonlySet<string> = new Set([
 /** The identity the gateway forwards to a protected upstream, as the route declares it. */
 export const IDENTITY_HEADERS: ReadonlySet<string> = new Set([
   'x-gateway-user', 'x-gateway-roles', 'x-gateway-organisation', 'remote-user', 'x-gateway-identity',
+  // The American spelling: a service may read either.
+  'x-gateway-organization',
 ]);
 
 /**
@@ -22,7 +24,8 @@ export const IDENTITY_HEADERS: ReadonlySet<string> = new Set([
  */
 export const FORWARDING_HEADERS: ReadonlySet<string> = new Set([
   'forwarded', 'x-forwarded', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-port', 'x-forwarded-prefix', 'x-real-ip',
-  'true-client-ip', 'x-client-ip', 'x-cluster-client-ip',
+  'true-client-ip', 'x-client-ip', 'x-cluster-client-ip', 'client-ip', 'cf-connecting-ip', 'fastly-client-ip',
+  'x-original-forwarded-for', 'x-host', 'x-original-host',
 ]);
 export const FORWARDING_PREFIX = 'x-forwarded-';
 
@@ -35,7 +38,7 @@ export const JOB_HEADERS: ReadonlySet<string> = new Set(['gateway-job', 'gateway
  * would reach a path or a method the gateway's rules never judged.
  */
 export const OVERRIDE_HEADERS: ReadonlySet<string> = new Set([
-  'x-original-url', 'x-rewrite-url', 'x-http-method-override', 'x-method-override', 'x-http-method',
+  'x-original-url', 'x-original-uri', 'x-rewrite-url', 'x-http-method-override', 'x-method-override', 'x-http-method',
 ]);
 
 /**

@@ -45,6 +45,24 @@ export function isRequestTarget(s: string): boolean {
   return true;
 }
 
+/** 1 for the ASCII codes a Host value may hold: uri-host (RFC 3986 3.2.2: reg-name, IPv4, an IP literal) and a port. */
+const HOST_CHAR = new Uint8Array(128);
+for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=%:[]") HOST_CHAR[c.charCodeAt(0)] = 1;
+
+/**
+ * A Host value as RFC 9110 7.2 allows it (`uri-host [":" port]`): no space (two Host lines, which
+ * the plain doors join with ", "), no `/`, `?`, `#` or `@`, at most 255 characters. What the
+ * gateway repeats from it (X-Forwarded-Host, a signed identity's issuer) is then a host name.
+ */
+export function isHostValue(s: string): boolean {
+  if (s.length === 0 || s.length > 255) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 128 || HOST_CHAR[c] === 0) return false;
+  }
+  return true;
+}
+
 /** A header name a caller may write into the configuration: a token of at most 100 characters. */
 export function isHeaderName(name: string): boolean {
   return name.length <= 100 && isToken(name);

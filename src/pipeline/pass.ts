@@ -11,7 +11,7 @@ import { GatewayError } from '../http/errors.ts';
 import type { Identity, RouteView } from '../core/model.ts';
 import { authenticate, authorise, carriesLiveToken } from './admit.ts';
 import { canonicalPath } from './canonical-path.ts';
-import { isRequestTarget } from '../http/grammar.ts';
+import { isHostValue, isRequestTarget } from '../http/grammar.ts';
 import { forwardRequestHeaders } from './forward-headers.ts';
 import { addIdentityHeaders } from './identity.ts';
 import { normaliseHost } from './route-table.ts';
@@ -121,6 +121,9 @@ export function pass(view: ConfigView, pools: UpstreamPools, req: PassRequest, n
     throw new GatewayError('path.invalid', 'The query string holds a space, a control character or a character outside printable ASCII: percent-encode it.');
   }
   const who = req.who;
+  if (who.kind === 'presented' && req.host !== undefined && !isHostValue(req.host)) {
+    throw new GatewayError('request.invalid', 'The Host header is not a host name with an optional port (one Host line; no space, "/", "?", "#" or "@").');
+  }
   let match;
   if (who.kind === 'posed') {
     const named = view.routesById.get(who.routeId);

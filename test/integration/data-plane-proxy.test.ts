@@ -298,6 +298,15 @@ test('a method or a header value HTTP/1.1 cannot carry is refused with 400 reque
   }
   assert.equal(up.requests.length, seen, 'nothing reached the service');
   assert.equal(echoed(await call(`${d}/orders/m`, { headers: { 'x-note': 'plain text, 100% ascii' } })).headers['x-note'], 'plain text, 100% ascii');
+  // Two Host lines (joined by the door), and a Host that is no host name: what the gateway repeats
+  // as X-Forwarded-Host and a signed identity's issuer must be one.
+  for (const host of ['Host: a.example\r\nHost: b.example', 'Host: evil.example/a?b', 'Host: user@evil.example']) {
+    const r = await rawRequest(dataPort, `GET /orders/h HTTP/1.1\r\n${host}\r\nConnection: close\r\n\r\n`);
+    assert.equal(r.status, 400, `${host}: ${r.head}`);
+    assert.equal(JSON.parse(r.body).code, 'request.invalid');
+  }
+  assert.equal(up.requests.length, seen + 1);
+  assert.equal(echoed(await call(`${d}/orders/h`, { headers: { host: 'shop.example:8080' } })).headers['x-forwarded-host'], 'shop.example:8080');
 });
 
 test('a service cannot set the gateway\'s own session cookies: its other cookies come back', async () => {

@@ -81,6 +81,8 @@ test('request: the whole x-forwarded- family, path overrides and underscore spel
     x_forwarded_for: '1.2.3.4', x_real_ip: '1.2.3.4', 'x_gateway-identity': 'forged', x_request_id: 'kept', 'x-forwardedx': 'kept',
     'x-http-method-override': 'DELETE', 'x-method-override': 'DELETE', x_http_method: 'DELETE', 'x-forwarded': 'for=1.2.3.4', 'true-client-ip': '1.2.3.4',
     'x-client-ip': '1.2.3.4', 'x-cluster-client-ip': '1.2.3.4', 'gateway-job-run': 'run_forged', gateway_job: 'sch_other',
+    'client-ip': '1.2.3.4', 'cf-connecting-ip': '1.2.3.4', 'fastly-client-ip': '1.2.3.4', 'x-original-forwarded-for': '1.2.3.4',
+    'x-host': 'evil.example', 'x-original-host': 'evil.example', 'x-original-uri': '/admin', 'x-gateway-organization': 'acme',
   };
   const out = forwardRequestHeaders(incoming, opts({ secure: false }));
   assert.deepEqual({ ...out }, { accept: '*/*', x_request_id: 'kept', 'x-forwardedx': 'kept', 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'http' });
