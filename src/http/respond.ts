@@ -34,6 +34,13 @@ export function sendFailure(ex: Exchange, err: unknown, log: Logger): void {
     sendProblem(ex, err);
     return;
   }
+  // A caller that left mid-body fails the reading of its body: its own doing, not the gateway's
+  // fault, and no one is left to answer. Said at debug, without a stack, so such callers cannot
+  // flood the operational log with errors.
+  if (ex.aborted) {
+    log.debug('request ended: the caller left', { plane: ex.plane, method: ex.method, path: ex.path, error: err instanceof Error ? err.message : String(err) });
+    return;
+  }
   log.error('request failed', {
     plane: ex.plane, method: ex.method, path: ex.path,
     error: err instanceof Error ? err.stack ?? err.message : String(err),

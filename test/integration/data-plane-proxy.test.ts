@@ -513,6 +513,22 @@ test('a chunked request body is cut at the plain door, unread and unanswered: it
   assert.equal((await call(`${d}/orders/after-chunked`)).status, 200, 'the door goes on serving');
 });
 
+test('a caller that leaves mid-body is no error of the gateway: nothing at error level, no stack', async () => {
+  const controlPort = Number(new URL(c).port);
+  const before = t.logs.length;
+  for (let i = 0; i < 5; i++) {
+    const sock = connect(controlPort, '127.0.0.1');
+    await new Promise<void>((resolve) => sock.once('connect', () => resolve()));
+    sock.write(`POST /api/session HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"name":"ro`);
+    await new Promise((r) => setTimeout(r, 50));
+    sock.destroy();
+  }
+  await new Promise((r) => setTimeout(r, 200));
+  const said = t.logs.slice(before);
+  assert.equal(said.filter((r) => r.msg === 'request failed' || r.level === 'error').length, 0, JSON.stringify(said.slice(0, 3)));
+  assert.equal((await call(`${c}/readyz`)).status, 200);
+});
+
 test('an upstream that cannot be reached is a 502 with a sentence', async () => {
   const a = await call(`${d}/down/x`);
   assert.equal(a.status, 502);
