@@ -132,8 +132,10 @@ test('a declared template beats a deduced one, and its positions are not folded'
   assert.deepEqual(r.name('GET', '/orders/123', T0), { template: 'GET /orders/{orderId}', deduced: false, renamed: null });
   assert.deepEqual(r.name('GET', '/orders/alice', T0), { template: 'GET /orders/{orderId}', deduced: false, renamed: null });
   assert.deepEqual(r.name('POST', '/health', T0), { template: 'POST /health', deduced: false, renamed: null });
-  // POST /orders/1 is not declared: deduced.
-  assert.deepEqual(r.name('POST', '/orders/1', T0), { template: 'POST /orders/{id}', deduced: true, renamed: null });
+  // POST /orders/1 is not declared: deduced, in the shape the route declares for the path.
+  assert.deepEqual(r.name('POST', '/orders/1', T0), { template: 'POST /orders/{orderId}', deduced: true, renamed: null });
+  assert.deepEqual(r.name('PATCH', '/orders/alice', T0), { template: 'PATCH /orders/{orderId}', deduced: true, renamed: null }, 'never the name in the path');
+  assert.deepEqual(r.name('POST', '/invoices/1', T0), { template: 'POST /invoices/{id}', deduced: true, renamed: null });
   for (const u of ['ann', 'ben', 'cid', 'dan']) r.name('GET', `/users/${u}`, T0);
   assert.deepEqual(r.name('GET', '/users/me', T0), { template: 'GET /users/me', deduced: false, renamed: null });
   assert.equal(r.name('GET', '/users/eve', T0).template, 'GET /users/{id}');

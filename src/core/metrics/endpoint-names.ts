@@ -1,7 +1,8 @@
 /**
  * The endpoint of a call as the metrics name it (spec 1.5 rules 3-4): a template such as
  * `GET /orders/{id}`, never a raw path. A template the route declares (OpenAPI document, endpoint
- * rules) wins; otherwise one is deduced from the path's shape and marked so.
+ * rules) wins; a path it declares for another method keeps that template (marked deduced);
+ * otherwise one is deduced from the path's shape and marked so.
  *
  * Deduction works in two steps. First each segment that looks like an identifier (segments.ts:
  * numbers, UUIDs, hex, ULIDs, long tokens, e-mails, IP addresses, anything percent-encoded or
@@ -88,6 +89,10 @@ export class RouteEndpoints {
     const path = stripQuery(servicePath);
     const declared = endpointLabel(method, this.declared, path);
     if (declared !== null) return this.#issue(declared, false, at, null);
+    // A path the route declares for another method keeps its declared shape (`POST /users/alice`
+    // under a declared `GET /users/{name}` is `POST /users/{name}`): deduced, since the method is not.
+    const shaped = this.#declaredShape(path);
+    if (shaped !== null) return this.#issue(`${method} ${shaped}`, true, at, null);
     const segments = splitPath(path);
     if (segments.length > MAX_DEPTH) return bucket;
     this.#folded = false;
@@ -95,6 +100,17 @@ export class RouteEndpoints {
     const renamed = this.#folded ? this.#renames() : null;
     if (shape === null) return renamed === null ? bucket : { ...bucket, renamed };
     return this.#issue(`${method} /${shape.join('/')}`, true, at, renamed);
+  }
+
+  /** The template the route declares for this path under any standard method, or null. */
+  #declaredShape(path: string): string | null {
+    const index = this.declared;
+    if (index === undefined) return null;
+    for (const m of METHODS) {
+      const found = index.match(m, path);
+      if (found !== undefined) return found.value.template;
+    }
+    return null;
   }
 
   /**
