@@ -60,12 +60,17 @@ export class LevelControl {
         this.#timer = null;
         this.#revertsAt = null;
         this.#set(this.startup);
-        this.log.info('the operational log level returned to its startup level', { level: this.startup, after: '30 minutes' });
+        this.log.info('the operational log level returned to its startup level', { to: this.startup, after: '30 minutes' });
       });
     }
-    // Said before the level moves, so a level turned down still records who turned it down.
-    this.log.info('operational log level set', { level: current.level, by: current.by, revertsAt: this.#revertsAt === null ? null : new Date(this.#revertsAt).toISOString() });
-    this.#set(current.level);
+    // Said under the more talkative of the two levels: before the move when it turns the level
+    // down (so that is recorded, and by whom), after it when it turns the level up (a line at info
+    // said under warn would be dropped). `to`, not `level`: a JSON line has a level of its own.
+    const said = { to: current.level, by: current.by, revertsAt: this.#revertsAt === null ? null : new Date(this.#revertsAt).toISOString() };
+    const louder = RANK[current.level] < RANK[this.hub.level];
+    if (louder) this.#set(current.level);
+    this.log.info('operational log level set', said);
+    if (!louder) this.#set(current.level);
   }
 
   state(): LevelState {

@@ -124,7 +124,7 @@ describe('log settings across two nodes on one database', cluster, () => {
     assert.deepEqual(lines.lines.map((l: Json) => [l.message, l.level, l.node]), [[`after-${marker}`, 'debug', 'node-b']],
       'the debug record emitted at debug is kept, the one emitted at info was not');
     const said = ((await rootB.get('/api/logs?q=operational%20log%20level%20set')).json as Json).lines as Json[];
-    assert.ok(said.some((l) => l.level === 'info' && l.attrs.level === 'debug' && l.attrs.by === 'account:root'), 'B says who set the level');
+    assert.ok(said.some((l) => l.level === 'info' && l.attrs.to === 'debug' && l.attrs.by === 'account:root'), 'B says who set the level');
     assert.deepEqual(((await rootA.get(`/api/logs?q=${marker}`)).json as Json).lines, [], 'each node keeps its own lines');
   });
 

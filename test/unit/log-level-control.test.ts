@@ -165,10 +165,10 @@ test('watchers of the hub are told each move; the change and the revert are logg
   assert.deepEqual(told, ['debug', 'info']);
   const set = records.find((r) => r.msg === 'operational log level set');
   assert.ok(set);
-  assert.equal(set.attrs.level, 'debug');
+  assert.equal(set.attrs.to, 'debug');
   assert.equal(set.attrs.by, 'account:alice');
   assert.equal(set.attrs.revertsAt, new Date(START + 30 * MINUTE).toISOString());
-  assert.ok(records.some((r) => r.msg.includes('returned to its startup level') && r.attrs.level === 'info'));
+  assert.ok(records.some((r) => r.msg.includes('returned to its startup level') && r.attrs.to === 'info'));
   stop();
   control.apply(change('warn', clock.now()));
   assert.deepEqual(told, ['debug', 'info']);
@@ -180,6 +180,17 @@ test('a level turned down still records who turned it down', () => {
   const set = records.find((r) => r.msg === 'operational log level set');
   assert.ok(set);
   assert.equal(set.attrs.by, 'account:bob');
+});
+
+test('a level turned up from warn is said at the new level: its line is not dropped', () => {
+  const { clock, hub, control, records } = node('warn');
+  control.apply(change('info', clock.now(), 'account:carol'));
+  assert.equal(hub.level, 'info');
+  // The hub's sinks see only what passes its level, as the outputs do.
+  const set = records.filter((r) => r.msg === 'operational log level set');
+  assert.equal(set.length, 1);
+  assert.deepEqual([set[0]!.attrs.to, set[0]!.attrs.by], ['info', 'account:carol']);
+  assert.equal('level' in set[0]!.attrs, false, 'no attribute named like the line\'s own level');
 });
 
 test('close cancels the countdown', () => {
