@@ -114,10 +114,17 @@ export function accessFields(e: AccessEntry): Record<string, string | number> {
 function quoted(s: string): string {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
-    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return JSON.stringify(s);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return JSON.stringify(s).replace(LINE_BREAKERS, escapedBreaker);
   }
   return `"${s}"`;
 }
+
+/**
+ * Valid raw in JSON, yet read as the end of a line by some tools that split logs (NEL, the line
+ * and paragraph separators): escaped, so what a caller typed never splits an access line.
+ */
+const LINE_BREAKERS = /[\u0085\u2028\u2029]/g;
+const escapedBreaker = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
 let isoAt = Number.NaN;
 let isoText = '';

@@ -125,6 +125,12 @@ test('root or gateway-admin; the live feed starts with the snapshot and moves wi
   const asClerk = adminWith(control, { authorization: `Bearer ${token.json.token}` });
   assert.equal((await asClerk.get('/api/metrics')).status, 403);
   assert.equal((await asClerk.get('/api/metrics/routes/shop')).status, 403);
+  assert.equal((await asClerk.get('/api/metrics?x=1')).status, 403, 'the capability first');
+  // A query parameter is refused, never ignored.
+  for (const path of ['/api/metrics?x=1', '/api/metrics/routes/shop?since=5']) {
+    const a = await root.get(path);
+    assert.deepEqual([a.status, a.json.code], [400, 'filter.invalid'], path);
+  }
 
   const feed = openLive(control, '/api/metrics/live', { authorization: root.headers.authorization! });
   const waitFor = (pred: (m: any) => boolean) => feed.next(pred, 'the message looked for');

@@ -193,6 +193,14 @@ test('accessLine json writes what JSON.stringify writes, whatever the characters
   assert.equal(JSON.parse(accessLine(a, 'json')).time, '2023-11-14T22:13:20.000Z');
 });
 
+test('accessLine json: NEL and the line and paragraph separators are escaped, so no tool splits the line there', () => {
+  const e = entry({ path: '/a\u2028b\u2029c\u0085d', user: 'x\u2028' });
+  const line = accessLine(e, 'json');
+  assert.doesNotMatch(line, /[\u0085\u2028\u2029]/);
+  assert.match(line, /"path":"\/a\\u2028b\\u2029c\\u0085d"/);
+  assert.deepEqual(JSON.parse(line), accessFields(e), 'the same value once read');
+});
+
 test('accessLines: a batch is its lines joined by newlines, each as JSON.stringify writes it, with nothing after the last', () => {
   const odd = ['plain', 'with "quotes"', 'line\nbreak', '雪', 'lone \ud800 surrogate', ''];
   const entries = [

@@ -7,6 +7,7 @@ import type { Router } from '../../http/router.ts';
 import type { GatewayContext } from '../context.ts';
 import type { Principal } from '../principal.ts';
 import { requireCapability } from './auth.ts';
+import { GatewayError } from '../../http/errors.ts';
 import { idParam, notFound } from './resource-docs.ts';
 
 export const METRICS_CAPABILITY = 'gateway-admin';
@@ -29,22 +30,30 @@ const SNAPSHOT = {
   },
 } as const;
 
+/** The metrics take no query parameter: one is refused, never ignored (as the other lists do). */
+export function refuseQuery(query: string, what: string): void {
+  if (query === '') return;
+  throw new GatewayError('filter.invalid', `${what} takes no query parameter.`, new URLSearchParams(query).keys().next().value ?? 'query');
+}
+
 export function addMetricsApi(router: Router<Principal>, gw: GatewayContext): void {
   router.add('GET', '/api/metrics', {
     summary: 'Traffic of the data plane over the last hour, the last minute\'s numbers and the routes ranked', tags: TAGS, auth: 'session',
     description: 'Failed counts the outcomes failed and upstream-down. Health probes are never counted. No label is a user, an address or a raw path.',
-    responses: { 200: { description: 'the snapshot the live feed starts with', schema: SNAPSHOT } },
+    responses: { 200: { description: 'the snapshot the live feed starts with', schema: SNAPSHOT }, 400: { description: 'a query parameter (none is taken: filter.invalid)' }, 401: { description: 'not signed in' }, 403: { description: 'neither gateway-admin nor root' } },
   }, async (ctx) => {
     requireCapability(ctx.principal, METRICS_CAPABILITY);
+    refuseQuery(ctx.ex.query, 'GET /api/metrics');
     return { body: await gw.metrics.call('metrics.snapshot', null) };
   });
 
   router.add('GET', '/api/metrics/routes/{id}', {
     summary: 'A route\'s endpoints over the last minute, with one history point a minute for seventy minutes', tags: TAGS, auth: 'session',
     description: 'Each endpoint is a template (GET /orders/{id}): declared by the route (its OpenAPI document, its endpoint rules) or deduced from the paths seen (deduced: true; identifiers folded into {id}; at most 200 per route, the rest in "(other)"). Counted on the node that answered.',
-    responses: { 404: { description: 'no route has this id, and none answered under it in the last minute' }, 200: { description: '{route, period, node, endpoints: [{template, deduced, requests, failed, p95, history: [{t, requests, failed, p95}]}]}' } },
+    responses: { 400: { description: 'a bad route id (field.invalid), or a query parameter (filter.invalid)' }, 401: { description: 'not signed in' }, 403: { description: 'neither gateway-admin nor root' }, 404: { description: 'no route has this id, and none answered under it in the last minute' }, 200: { description: '{route, period, node, endpoints: [{template, deduced, requests, failed, p95, history: [{t, requests, failed, p95}]}]}' } },
   }, async (ctx) => {
     requireCapability(ctx.principal, METRICS_CAPABILITY);
+    refuseQuery(ctx.ex.query, 'GET /api/metrics/routes/{id}');
     const id = idParam(ctx.params, 'route');
     const answer = await gw.metrics.call('metrics.route', { id });
     // A route deleted in the last minute still has its numbers; one never seen has none.

@@ -13,7 +13,7 @@ import type { ClusterMetrics } from '../../core/metrics/wire.ts';
 import type { GatewayContext } from '../context.ts';
 import type { Principal } from '../principal.ts';
 import { acceptLive, addLiveRoute, liveFeed, stillAdmitted } from './live-feed.ts';
-import { METRICS_CAPABILITY } from './metrics-api.ts';
+import { METRICS_CAPABILITY, refuseQuery } from './metrics-api.ts';
 
 export const METRICS_LIVE_PATH = '/api/metrics/live';
 
@@ -82,7 +82,7 @@ export function metricsLiveSocket(gw: GatewayContext): SocketRoute {
   return {
     path: METRICS_LIVE_PATH,
     accept: acceptLive(gw, FEED, (req, head) => {
-      if (req.query !== '') throw new GatewayError('filter.invalid', 'The metrics feed takes no query parameter.', new URLSearchParams(req.query).keys().next().value ?? 'query');
+      refuseQuery(req.query, 'The metrics feed');
       return new MetricsFeed(gw, head);
     }),
     onError: (err) => gw.log.error('a metrics live feed callback failed', { path: METRICS_LIVE_PATH, ...errorAttrs(err) }),
