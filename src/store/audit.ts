@@ -26,6 +26,8 @@ export interface AuditRow {
   readonly targetId: string | null;
   readonly targetName: string | null;
   readonly organisation: string | null;
+  /** The organisation a change took its object out of, when it moved it (migration 0019). */
+  readonly organisationFrom?: string | null;
   readonly changes: unknown;
   readonly detail: string | null;
   readonly address: string | null;
@@ -44,12 +46,12 @@ export type AuditEntry = Omit<NewAuditRow, 'id' | 'node'>;
 const COLUMNS = [
   ['id', 'id'], ['at', 'at'], ['part', 'part'], ['action', 'action'], ['actorAccount', 'actor_account'],
   ['actorToken', 'actor_token'], ['targetKind', 'target_kind'], ['targetId', 'target_id'], ['targetName', 'target_name'],
-  ['organisation', 'organisation'], ['changes', 'changes'], ['detail', 'detail'], ['address', 'address'], ['node', 'node'],
+  ['organisation', 'organisation'], ['organisationFrom', 'organisation_from'], ['changes', 'changes'], ['detail', 'detail'], ['address', 'address'], ['node', 'node'],
   ['traceId', 'trace_id'], ['attributes', 'attributes'],
 ] as const satisfies ReadonlyArray<readonly [keyof AuditRow, string]>;
 const JSON_FIELDS = new Set<string>(['changes', 'attributes']);
 
-/** Rows per INSERT: 16 parameters each stays far below SQLite's 32,766 and PostgreSQL's 65,535. */
+/** Rows per INSERT: 17 parameters each stays far below SQLite's 32,766 and PostgreSQL's 65,535. */
 const INSERT_CHUNK = 500;
 
 let lastMs = 0;
@@ -200,7 +202,7 @@ export async function insertEventsIn(em: EntityManager, driver: Store['driver'],
 export interface AuditGrantQuery {
   readonly parts: readonly string[];
   readonly targetKinds: readonly string[];
-  /** null: any organisation, or none; a list: the line's organisation must be one of them. */
+  /** null: any organisation, or none; a list: the line's organisation, or the one it left, must be one of them. */
   readonly organisations: readonly string[] | null;
 }
 
@@ -263,11 +265,14 @@ export async function queryEvents(store: Store, q: AuditQuery): Promise<AuditRow
   }
   if (q.targetKinds) where.push(among('target_kind', q.targetKinds));
   if (q.notTargetKinds && q.notTargetKinds.length > 0) where.push(among('target_kind', q.notTargetKinds, true));
-  if (q.organisation !== undefined) where.push(equal('organisation', '=', q.organisation));
+  if (q.organisation !== undefined) {
+    params.push(q.organisation, q.organisation);
+    where.push('(organisation = ? or organisation_from = ?)');
+  }
   if (q.grants) {
     const ors = q.grants.map((g) => {
       const and = [among('part', g.parts), among('target_kind', g.targetKinds)];
-      if (g.organisations !== null) and.push(among('organisation', g.organisations));
+      if (g.organisations !== null) and.push(`(${among('organisation', g.organisations)} or ${among('organisation_from', g.organisations)})`);
       return `(${and.join(' and ')})`;
     });
     where.push(ors.length > 0 ? `(${ors.join(' or ')})` : '1 = 0');
@@ -297,6 +302,7 @@ function auditRow(r: Record<string, unknown>): AuditRow {
     id: String(r.id), at: Number(r.at), part: String(r.part) as AuditPart, action: String(r.action),
     actorAccount: str(r.actor_account), actorToken: str(r.actor_token), targetKind: String(r.target_kind),
     targetId: str(r.target_id), targetName: str(r.target_name), organisation: str(r.organisation),
+    ...(r.organisation_from != null ? { organisationFrom: String(r.organisation_from) } : {}),
     changes: json(r.changes), detail: str(r.detail), address: str(r.address), node: String(r.node),
     traceId: str(r.trace_id), attributes: json(r.attributes),
   };

@@ -175,7 +175,7 @@ test('visibility: each capability reads its slice; console sign-ins are root\'s;
   await account('infra', { capabilities: ['infra-admin'] });
   await account('apps', { capabilities: ['app-admin'] });
   await account('boss', { capabilities: ['org-admin'], organisation: 'gamma' });
-  await account('member', { organisation: 'gamma' });
+  const memberId = await account('member', { organisation: 'gamma' });
   await account('plain');
   await putOk(root, '/api/routes/gamma-route', { ...ROUTE, paths: ['/gamma'], organisation: 'gamma' });
   await signInAt(t.url('data'), '/.meerkat/session', 'member', 'member-password-1');
@@ -195,6 +195,18 @@ test('visibility: each capability reads its slice; console sign-ins are root\'s;
   assert.ok(boss.every((e) => e.target.kind !== 'console'), 'their own console sign-in is root\'s');
   const rootSees = await trail(root, 'targetKind=console&limit=500');
   assert.ok(rootSees.some((e) => e.actor?.account === 'boss'));
+
+  // A change that takes an object out of the organisation is the organisation's too.
+  await putOk(root, '/api/organisations/delta', { name: 'Delta' });
+  await putOk(root, '/api/routes/gamma-route', { ...ROUTE, paths: ['/gamma'], organisation: 'delta' });
+  await putOk(root, '/api/routes/gamma-route', { ...ROUTE, paths: ['/gamma'] });
+  const moved = await root.patch(`/api/accounts/${memberId}`, { organisation: 'delta' });
+  assert.ok([200, 204].includes(moved.status), moved.text);
+  const bossNow = await trail(await as('boss'), 'limit=500');
+  const moves = bossNow.filter((e) => e.target.id === 'gamma-route' && e.action === 'route.update');
+  assert.deepEqual(moves.map((e) => [e.organisation, e.organisationFrom]), [['delta', 'gamma']], 'the move out of gamma; the next one, out of delta, is not gamma\'s');
+  assert.ok(bossNow.some((e) => e.target.id === memberId && e.organisationFrom === 'gamma' && e.organisation === 'delta'), 'the member who left');
+  assert.deepEqual((await trail(root, 'organisation=gamma&kind=route.update')).map((e) => e.organisationFrom ?? e.organisation).slice(0, 1), ['gamma'], 'the organisation filter takes the lines it was left by');
 
   const plain = await as('plain');
   const refused = await plain.get('/api/audit');

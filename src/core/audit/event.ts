@@ -65,6 +65,8 @@ export interface AuditEvent {
   readonly target: AuditTarget;
   /** The organisation the change or the sign-in belongs to, when there is one. */
   readonly organisation?: string;
+  /** The organisation a change took its object out of: the line is that organisation's too. */
+  readonly organisationFrom?: string;
   readonly changes?: readonly AuditChange[];
   /** Note of a creation, deletion, act with no diff; reason of a refused sign-in; a summary. */
   readonly detail?: string;

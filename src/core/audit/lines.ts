@@ -61,6 +61,9 @@ export function linesOf(notes: readonly ChangeNote[], caller: Stamp | null, now:
     // An update that moved nothing is no event (rule 3); a creation or deletion always is.
     if (hasObject && n.before && n.after && changes.length === 0 && n.detail === undefined) continue;
     const detail = n.detail ?? (n.before === null ? 'created' : n.after === null ? 'deleted' : null);
+    // An object moved out of an organisation: the line is that organisation's too.
+    const left = organisationOf(n.before);
+    const organisation = n.organisation ?? null;
     rows.push({
       at: now,
       part: n.part ?? 'changes',
@@ -70,7 +73,8 @@ export function linesOf(notes: readonly ChangeNote[], caller: Stamp | null, now:
       targetKind: n.target.kind,
       targetId: n.target.id ?? null,
       targetName: n.target.name === undefined ? null : clip(n.target.name),
-      organisation: n.organisation ?? null,
+      organisation,
+      organisationFrom: left !== null && left !== organisation ? left : null,
       changes: changes.length > 0 ? changes : null,
       detail,
       address: caller?.address ?? null,
@@ -80,4 +84,10 @@ export function linesOf(notes: readonly ChangeNote[], caller: Stamp | null, now:
     });
   }
   return rows;
+}
+
+/** The `organisation` an object's record carries (routes, accounts), or null. */
+function organisationOf(record: object | null | undefined): string | null {
+  const value = (record as { organisation?: unknown } | null | undefined)?.organisation;
+  return typeof value === 'string' ? value : null;
 }

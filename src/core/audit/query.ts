@@ -163,7 +163,7 @@ export function matches(event: AuditEvent, f: AuditFilter): boolean {
   if (f.notTargetKinds.includes(event.target.kind)) return false;
   if (f.actor !== null && event.actor?.account !== f.actor) return false;
   if (f.target !== null && event.target.id !== f.target && event.target.name !== f.target) return false;
-  if (f.organisation !== null && event.organisation !== f.organisation) return false;
+  if (f.organisation !== null && event.organisation !== f.organisation && event.organisationFrom !== f.organisation) return false;
   if (f.from !== null && event.when < f.from) return false;
   if (f.to !== null && event.when >= f.to) return false;
   if (f.q !== null) {

@@ -72,9 +72,11 @@ export function auditSlice(caller: AuditCaller): AuditSlice {
 }
 
 /** Whether one event lies in the slice: the same test the SQL applies. */
-export function visible(event: Pick<AuditEvent, 'part' | 'target' | 'organisation'>, slice: AuditSlice): boolean {
+export function visible(event: Pick<AuditEvent, 'part' | 'target' | 'organisation' | 'organisationFrom'>, slice: AuditSlice): boolean {
   if (slice.all) return true;
   return slice.grants.some((g) => g.parts.includes(event.part)
     && g.targetKinds.includes(event.target.kind)
-    && (g.organisations === null || (event.organisation !== undefined && g.organisations.includes(event.organisation))));
+    && (g.organisations === null
+      || (event.organisation !== undefined && g.organisations.includes(event.organisation))
+      || (event.organisationFrom !== undefined && g.organisations.includes(event.organisationFrom))));
 }

@@ -88,6 +88,7 @@ export function eventOf(r: AuditRow): AuditEvent & { traceId?: string; attribute
     actor: r.actorAccount === null ? null : { account: r.actorAccount, ...(r.actorToken !== null ? { token: r.actorToken } : {}) },
     target: { kind: r.targetKind as TargetKind, ...(r.targetId !== null ? { id: r.targetId } : {}), ...(r.targetName !== null ? { name: r.targetName } : {}) },
     ...(r.organisation !== null ? { organisation: r.organisation } : {}),
+    ...(r.organisationFrom != null ? { organisationFrom: r.organisationFrom } : {}),
     // PostgreSQL's jsonb keeps keys in its own order: the answer puts field, from, to back.
     ...(Array.isArray(r.changes) && r.changes.length > 0 ? { changes: (r.changes as AuditChange[]).map((c) => ({ field: c.field, from: c.from, to: c.to })) } : {}),
     ...(r.detail !== null ? { detail: r.detail } : {}),
