@@ -30,6 +30,7 @@ const EVENT = {
     actor: { type: ['object', 'null'], properties: { account: { type: 'string' }, token: { type: 'string' } }, description: 'null when nobody is known (a refused name matching no account)' },
     target: { type: 'object', properties: { kind: { type: 'string' }, id: { type: 'string' }, name: { type: 'string' } } },
     organisation: { type: 'string' },
+    organisationFrom: { type: 'string', description: 'the organisation a change took its object out of; the event belongs to it too' },
     changes: { type: 'array', items: { type: 'object', properties: { field: { type: 'string' }, from: {}, to: {} } }, description: 'masked: secrets read ***' },
     detail: { type: 'string' },
     address: { type: 'string', description: 'the client address the gateway resolved' },
@@ -39,7 +40,7 @@ const EVENT = {
   },
 } as const;
 
-const FILTER_DOC = 'Filters (all must hold): part (changes, security, operations; comma-joined), kind (an action or its family: signin takes signin.*), targetKind and notTarget (target kinds, comma-joined), actor (account name), target (a target\'s id or name), organisation (an organisation\'s id: the events that belong to it, within what the caller may read), from (inclusive) and to (exclusive) as epoch seconds or RFC 3339, q (free text in the detail and the address). A filter that is not one of these is refused (filter.invalid), never ignored.';
+const FILTER_DOC = 'Filters (all must hold): part (changes, security, operations; comma-joined), kind (an action or its family: signin takes signin.*), targetKind and notTarget (target kinds, comma-joined), actor (account name), target (a target\'s id or name), organisation (an organisation\'s id: the events that belong to it or that took something out of it, within what the caller may read), from (inclusive) and to (exclusive) as epoch seconds or RFC 3339, q (free text in the detail and the address). A filter that is not one of these is refused (filter.invalid), never ignored.';
 
 const SETTINGS = {
   type: 'object',
@@ -107,7 +108,7 @@ export function addAuditApi(router: Router<Principal>, gw: GatewayContext): void
 
   router.add('GET', '/api/audit', {
     summary: 'The audit trail, newest first, within the caller\'s perimeter', tags, auth: 'session',
-    description: `${FILTER_DOC} Paged with limit (1-${AUDIT_LIMITS.max}, default ${AUDIT_LIMITS.fallback}) and cursor (the previous answer's next). Root reads everything; infra-admin the changes to routes, identity providers, certificates, settings and issue reports; app-admin the changes to accounts, roles, themes, languages, schedules, settings and issue reports, the security of application accounts and audited operations; an organisation's administrator the lines of their organisation. Console sign-ins and exports are root's alone.`,
+    description: `${FILTER_DOC} Paged with limit (1-${AUDIT_LIMITS.max}, default ${AUDIT_LIMITS.fallback}) and cursor (the previous answer's next). Root reads everything; infra-admin the changes to routes, identity providers, certificates, settings and issue reports; app-admin the changes to accounts, roles, themes, languages, schedules, settings and issue reports, the security of application accounts and audited operations; an organisation's administrator the lines of their organisation, and those that moved something out of it. Console sign-ins and exports are root's alone.`,
     responses: {
       200: { description: 'a page', schema: { type: 'object', properties: { events: { type: 'array', items: EVENT }, next: { type: ['string', 'null'], description: 'cursor of the next page; null on the last' } } } },
       400: { description: 'a filter or the cursor is refused (filter.invalid, cursor.invalid, field.invalid)' },
