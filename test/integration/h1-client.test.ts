@@ -275,3 +275,22 @@ test('a slow upload is not the service\'s slowness: the head\'s time starts once
   assert.equal(got.body, 'ok');
   await pool.close();
 });
+
+test('an upload that stops moving is cut after the pause limit, and does not count as the service\'s silence', async () => {
+  const svc = await rawService((_head, socket) => socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok'));
+  servers.push(svc.server);
+  const pool = new H1Pool(svc.origin, { connections: 2, keepAliveMs: 30_000 });
+  let release!: () => void;
+  const never = new Promise<void>((r) => { release = r; });
+  async function* stalled(): AsyncGenerator<Uint8Array> {
+    yield Buffer.from('x'.repeat(10));
+    await never;
+  }
+  const started = Date.now();
+  const got = await call(pool, { method: 'POST', path: '/stalled', headers: { 'content-length': '20' }, body: stalled(), headersTimeout: 5_000, bodyTimeout: 400 });
+  assert.equal(got.error?.code, 'REQUEST_STALLED');
+  assert.ok(Date.now() - started < 2_000, `cut after ${Date.now() - started} ms`);
+  release();
+  assert.equal((await call(pool, { path: '/after' })).body, 'ok');
+  await pool.close();
+});

@@ -112,8 +112,8 @@ class Exchange implements Dispatcher.DispatchController, ParserSink {
   /**
    * Epoch ms: a free connection is due by then (phase queued: the wait counts toward the head's
    * time), the answer's head (phase waiting, once the body is sent), its next piece (phase body),
-   * or the caller's reading again (paused). Infinity while a streamed body is still going out:
-   * a slow upload is not the service's slowness.
+   * or the caller's reading again (paused). While a streamed body is still going out, its next
+   * piece: a slow upload is not the service's slowness, a stalled one is cut.
    */
   deadline = 0;
   paused = false;
@@ -297,8 +297,9 @@ export class H1Pool {
     const queuedUntil = x.phase === 'queued' || x.phase === 'connecting' ? x.deadline : 0;
     x.phase = 'waiting';
     const body = x.req.body;
-    // A streamed body's time is the caller's: the head's clock starts once it is sent (#stream).
-    x.deadline = body != null && !(body instanceof Uint8Array) ? Infinity : queuedUntil > 0 ? queuedUntil : Date.now() + x.req.headersTimeout;
+    // A streamed body's time is the caller's: while it moves, the head's clock waits until it is
+    // sent (#stream); a body that stops moving for the answer's pause limit is cut.
+    x.deadline = body != null && !(body instanceof Uint8Array) ? Date.now() + x.req.bodyTimeout : queuedUntil > 0 ? queuedUntil : Date.now() + x.req.headersTimeout;
     if (x.paused) conn.socket.pause();
     else conn.socket.resume();
     this.#sweep ??= setInterval(() => this.#check(), SWEEP_MS).unref();
@@ -367,6 +368,7 @@ export class H1Pool {
         if (x.phase === 'done' || conn.current !== x) return;
         if (chunk.byteLength === 0) continue;
         sent += chunk.byteLength;
+        if (x.phase === 'waiting') x.deadline = Date.now() + x.req.bodyTimeout;
         if (length !== null && sent > length) throw new UpstreamError('UPSTREAM_REQUEST', 'the request body is longer than its Content-Length');
         let ok: boolean;
         if (length !== null) ok = socket.write(chunk);
@@ -531,6 +533,7 @@ export class H1Pool {
       const x = conn.current;
       if (x === null || now < x.deadline) continue;
       if (x.paused) this.fail(x, new UpstreamError('CLIENT_STALLED', 'the caller stopped reading the answer'), false);
+      else if (x.phase === 'waiting' && !x.requestSent) this.fail(x, new UpstreamError('REQUEST_STALLED', 'the request body stopped moving'), false);
       else if (x.phase === 'waiting') this.fail(x, new UpstreamError('UPSTREAM_HEADERS_TIMEOUT', 'no answer in time'), false);
       else if (x.phase === 'body') this.fail(x, new UpstreamError('UPSTREAM_BODY_TIMEOUT', 'the answer stopped'), false);
     }
