@@ -25,9 +25,12 @@ export function buildOpenApi(opts: {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of opts.routes) {
     const item = (paths[r.pattern] ??= {});
-    const params = r.segments.filter((s) => s.startsWith('{')).map((s) => ({
+    const params: Array<Record<string, unknown>> = r.segments.filter((s) => s.startsWith('{')).map((s) => ({
       name: s.slice(1, -1), in: 'path', required: true, schema: { type: 'string' },
     }));
+    for (const [name, description] of Object.entries(r.doc.query ?? {})) {
+      params.push({ name, in: 'query', required: false, description, schema: { type: 'string' } });
+    }
     const responses: Record<string, unknown> = {};
     for (const [status, resp] of Object.entries(r.doc.responses)) {
       const problem = Number(status) >= 400;

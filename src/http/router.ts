@@ -11,6 +11,8 @@ export interface RouteDoc {
   /** Who may call: nobody needs to sign in, a console session or admin token, or a token only. */
   readonly auth: 'none' | 'session' | 'token';
   readonly body?: Schema;
+  /** The query parameters read, name → what it does (all optional, strings on the wire). */
+  readonly query?: Readonly<Record<string, string>>;
   /** Status → description (and schema of the JSON answer). */
   readonly responses: Readonly<Record<string, { readonly description: string; readonly schema?: Schema }>>;
 }

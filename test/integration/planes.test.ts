@@ -78,6 +78,11 @@ test('the control plane serves its OpenAPI 3.1 document, describing what exists'
     assert.ok(a.json.paths[path!]?.[method!], `${method} ${path} documented`);
   }
   assert.ok(a.json.components.schemas.Problem);
+  // The lists say which query parameters they read.
+  const names = (path: string) => (a.json.paths[path].get.parameters ?? []).filter((p: any) => p.in === 'query').map((p: any) => p.name);
+  for (const name of ['part', 'kind', 'actor', 'organisation', 'from', 'to', 'q', 'limit', 'cursor']) assert.ok(names('/api/audit').includes(name), `GET /api/audit documents ${name}`);
+  assert.deepEqual(names('/api/logs'), ['level', 'q', 'limit']);
+  assert.ok(names('/api/schedules/{id}/runs').includes('cursor'));
   assert.equal(a.json.paths['/__clock'], undefined, 'the test clock is absent without GATEWAY_CLOCK=manual');
 });
 

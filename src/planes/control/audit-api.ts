@@ -40,6 +40,15 @@ const EVENT = {
   },
 } as const;
 
+const FILTER_QUERY = {
+  part: 'changes, security or operations; comma-joined',
+  kind: 'an action (signin.refused) or its family (signin takes signin.*)',
+  targetKind: 'target kinds, comma-joined', notTarget: 'target kinds left out, comma-joined',
+  actor: 'the acting account\'s name', target: 'a target\'s id or name',
+  organisation: 'an organisation\'s id: the events that belong to it or took something out of it',
+  from: 'inclusive: epoch seconds or RFC 3339', to: 'exclusive: epoch seconds or RFC 3339',
+  q: 'free text looked for in the detail and the address',
+} as const;
 const FILTER_DOC = 'Filters (all must hold): part (changes, security, operations; comma-joined), kind (an action or its family: signin takes signin.*), targetKind and notTarget (target kinds, comma-joined), actor (account name), target (a target\'s id or name), organisation (an organisation\'s id: the events that belong to it or that took something out of it, within what the caller may read), from (inclusive) and to (exclusive) as epoch seconds or RFC 3339, q (free text in the detail and the address). A filter that is not one of these is refused (filter.invalid), never ignored.';
 
 const SETTINGS = {
@@ -109,6 +118,7 @@ export function addAuditApi(router: Router<Principal>, gw: GatewayContext): void
   router.add('GET', '/api/audit', {
     summary: 'The audit trail, newest first, within the caller\'s perimeter', tags, auth: 'session',
     description: `${FILTER_DOC} Paged with limit (1-${AUDIT_LIMITS.max}, default ${AUDIT_LIMITS.fallback}) and cursor (the previous answer's next). Root reads everything; infra-admin the changes to routes, identity providers, certificates, settings and issue reports; app-admin the changes to accounts, roles, themes, languages, schedules, settings and issue reports, the security of application accounts and audited operations; an organisation's administrator the lines of their organisation, and those that moved something out of it. Console sign-ins and exports are root's alone.`,
+    query: { ...FILTER_QUERY, limit: `1 to ${AUDIT_LIMITS.max} (default ${AUDIT_LIMITS.fallback})`, cursor: 'the previous page\'s next' },
     responses: {
       200: { description: 'a page', schema: { type: 'object', properties: { events: { type: 'array', items: EVENT }, next: { type: ['string', 'null'], description: 'cursor of the next page; null on the last' } } } },
       400: { description: 'a filter or the cursor is refused (filter.invalid, cursor.invalid, field.invalid)' },
@@ -125,6 +135,7 @@ export function addAuditApi(router: Router<Principal>, gw: GatewayContext): void
   router.add('GET', '/api/audit/export', {
     summary: 'The filtered trail as CSV (licensed edition)', tags, auth: 'session',
     description: `The same filters and perimeter as GET /api/audit, every page (at most ${EXPORT_MAX_ROWS} rows), newest first. Columns: when (RFC 3339), part, action, actor, token, target_kind, target_id, target_name, organisation, address, detail, changes (JSON). The export writes its own line (audit.export), read by root.`,
+    query: FILTER_QUERY,
     responses: { 200: { description: 'text/csv' }, 400: { description: 'a filter is refused' }, 403: { description: 'no audit capability, or the community edition (licensed-edition)' } },
   }, async (ctx) => {
     const slice = sliceOf(ctx.principal);

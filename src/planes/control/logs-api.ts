@@ -42,6 +42,11 @@ const LINE = {
 } as const;
 
 const QUERY_DOC = 'Query: level (debug, info, warn, error: that level and above), q (text looked for, case-insensitive, in the message and the attributes), limit (the newest lines, at most 5,000).';
+const LINE_QUERY = {
+  level: 'debug, info, warn or error: lines of that level and above',
+  q: 'text looked for, without regard to case, in the message and the attributes (1 to 200 characters)',
+  limit: 'the newest lines, 1 to 5,000',
+} as const;
 
 /** Reads `level`, `q` and `limit`; unknown or repeated parameters are refused, not ignored. */
 export function lineQuery(params: URLSearchParams, allowLimit = true): LineQuery {
@@ -125,6 +130,7 @@ export function addLogsApi(router: Router<Principal>, gw: GatewayContext): void 
   router.add('GET', '/api/logs', {
     summary: 'This node\'s last 5,000 operational log lines, newest last', tags: TAGS, auth: 'session',
     description: `${QUERY_DOC} The access log is not here; each node keeps its own lines (node says whose).`,
+    query: LINE_QUERY,
     responses: { 200: { description: '{node, lines}', schema: { type: 'object', properties: { node: { type: 'string' }, lines: { type: 'array', items: LINE } } } }, 400: { description: 'a bad filter (field.invalid, filter.invalid)' } },
   }, (ctx) => {
     requireCapability(ctx.principal, LOGS_CAPABILITY);
@@ -134,6 +140,7 @@ export function addLogsApi(router: Router<Principal>, gw: GatewayContext): void 
   router.add('GET', '/api/logs/export', {
     summary: 'The same selection as GET /api/logs, as JSON Lines (.jsonl)', tags: TAGS, auth: 'session',
     description: `${QUERY_DOC} One line object per line, as GET /api/logs lists them.`,
+    query: LINE_QUERY,
     responses: { 200: { description: 'application/jsonl' }, 400: { description: 'a bad filter (field.invalid, filter.invalid)' } },
   }, (ctx) => {
     requireCapability(ctx.principal, LOGS_CAPABILITY);

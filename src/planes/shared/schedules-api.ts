@@ -134,6 +134,7 @@ export function addSchedulesApi(router: Router<Principal>, gw: GatewayContext, p
   router.add('GET', base, {
     summary: 'List schedules', tags, auth,
     description: `Oldest first (createdAt, then id). Filters, all of which must hold: meta.<key>=<value>, meta.<key>=~<expression>, tenant (organisation), route. ${PAGING_DOC(SCHEDULES_PAGE)}`,
+    query: { 'meta.<key>': '<value>, or ~<regular expression>: the schedule\'s metadata', tenant: 'an organisation id', route: 'a route id', limit: `1 to ${SCHEDULES_PAGE.max} (default ${SCHEDULES_PAGE.fallback})`, cursor: 'from the Link header of the page before' },
     responses: { 200: { description: 'a JSON array of schedules; Link: <…>; rel="next" when more remain', schema: { type: 'array', items: SCHEDULE_DOC.schedule } }, 400: { description: 'a filter does not compile (filter.regex-invalid) or is unknown (filter.invalid); limit out of range (field.invalid); a cursor this list did not give (cursor.invalid)' } },
   }, async (ctx) => {
     const owner = ownerOf(ctx);
@@ -214,6 +215,7 @@ export function addSchedulesApi(router: Router<Principal>, gw: GatewayContext, p
   router.add('GET', `${base}/{id}/runs`, {
     summary: 'Run history, newest first', tags, auth,
     description: PAGING_DOC(RUNS_PAGE),
+    query: { limit: `1 to ${RUNS_PAGE.max} (default ${RUNS_PAGE.fallback})`, cursor: 'from the Link header of the page before' },
     responses: { 200: { description: 'a JSON array of run records; Link: <…>; rel="next" when more remain', schema: { type: 'array', items: RUN_DOC } }, 400: { description: 'limit out of range (field.invalid), or a cursor this list did not give (cursor.invalid)' }, 404: { description: 'no such schedule' } },
   }, async (ctx) => {
     const owner = ownerOf(ctx);
