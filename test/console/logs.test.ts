@@ -133,7 +133,7 @@ test('the level set in the page applies with its 30-minute countdown on the gate
     assert.equal(s.level, 'debug');
     const gatewayNow = (await call(`${control}/__clock`, { headers: root.headers })).json.now as number;
     assert.ok(Math.abs(s.revertsAt * 1000 - (gatewayNow + 30 * 60_000)) <= 1000, 'the API says 30 minutes from the gateway\'s now');
-    await rowsWhen(c.page, (r) => r[0]?.message === 'operational log level set' && r[0].attrs.includes('level=debug') && r[0].attrs.includes('by=account:root'), 'the line saying who set it');
+    await rowsWhen(c.page, (r) => r[0]?.message === 'operational log level set' && r[0].attrs.includes('to=debug') && r[0].attrs.includes('by=account:root'), 'the line saying who set it');
     // The level is in force at once: a debug line now reaches the page.
     t.gw.ctx.log.debug('debugging-now', { detail: 'visible at debug' });
     await rowsWhen(c.page, (r) => r[0]?.message === 'debugging-now' && r[0].level === 'debug', 'a debug line, live');
@@ -214,7 +214,7 @@ test('a level set in node A\'s page reaches node B\'s page', { skip: TEST_DATABA
       await until(async () => ((await selectB.inputValue()) === 'warn' ? true : undefined), 'warn on node B\'s page');
       await pageB.page.getByText('Startup level: info').waitFor();
       assert.equal(await pageB.page.getByRole('status', { name: 'Level countdown' }).innerText(), 'kept until changed or a restart');
-      await rowsWhen(pageB.page, (r) => r.some((x) => x.message === 'operational log level set' && x.attrs.includes('level=warn') && x.node === 'node-b'), 'node B says it');
+      await rowsWhen(pageB.page, (r) => r.some((x) => x.message === 'operational log level set' && x.attrs.includes('to=warn') && x.node === 'node-b'), 'node B says it');
       pageA.expectClean();
       pageB.expectClean();
     } finally {
