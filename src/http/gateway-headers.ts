@@ -13,9 +13,10 @@ export const HOP_BY_HOP: ReadonlySet<string> = new Set([
 /** The identity the gateway forwards to a protected upstream, as the route declares it. */
 export const IDENTITY_HEADERS: ReadonlySet<string> = new Set([
   'x-gateway-user', 'x-gateway-roles', 'x-gateway-organisation', 'remote-user', 'x-gateway-identity',
-  // The American spelling: a service may read either.
-  'x-gateway-organization',
 ]);
+
+/** Other spellings of the identity headers, which the gateway never writes but a service may read. */
+export const IDENTITY_LOOKALIKES: ReadonlySet<string> = new Set(['x-gateway-organization']);
 
 /**
  * The proxy chain. No client is a trusted proxy until a proxy mode exists, so only the gateway's
@@ -46,7 +47,7 @@ export const OVERRIDE_HEADERS: ReadonlySet<string> = new Set([
  * upstream's. `expect`: undici refuses it.
  */
 export const REQUEST_DROP: ReadonlySet<string> = new Set([
-  ...HOP_BY_HOP, ...IDENTITY_HEADERS, ...FORWARDING_HEADERS, ...OVERRIDE_HEADERS, ...JOB_HEADERS, 'host', 'expect',
+  ...HOP_BY_HOP, ...IDENTITY_HEADERS, ...IDENTITY_LOOKALIKES, ...FORWARDING_HEADERS, ...OVERRIDE_HEADERS, ...JOB_HEADERS, 'host', 'expect',
 ]);
 
 /**
@@ -75,7 +76,7 @@ export function gatewayHeaderKind(lower: string): GatewayHeaderKind | undefined 
   if (lower === 'authorization') return 'authorization';
   if (lower === 'host') return 'host';
   if (JOB_HEADERS.has(lower)) return 'job';
-  if (IDENTITY_HEADERS.has(lower)) return 'identity';
+  if (IDENTITY_HEADERS.has(lower) || IDENTITY_LOOKALIKES.has(lower)) return 'identity';
   if (FORWARDING_HEADERS.has(lower) || lower.startsWith(FORWARDING_PREFIX)) return 'forwarding';
   if (OVERRIDE_HEADERS.has(lower)) return 'override';
   if (HOP_BY_HOP.has(lower)) return 'hop-by-hop';
