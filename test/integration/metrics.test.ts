@@ -150,6 +150,8 @@ test('root or gateway-admin; the live feed starts with the snapshot and moves wi
     await call(`${data}/shop/orders/late`);
     await settled();
     await advance('PT60S');
+    // The close that ran at the jump's first boundary is sent; the ring's next close is due 5 s on.
+    await waitFor((m) => m.type === 'interval' && m.point.t === interval.point.t + 5);
     await advance('PT5S');
     await waitFor((m) => m.type === 'interval' && m.point.t === interval.point.t + 65);
     const caught = feed.messages.slice(before).filter((m) => m.type === 'interval');
