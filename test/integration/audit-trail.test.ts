@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { startTestGateway, ROOT_PASSWORD, type TestGateway } from '../helpers/gateway.ts';
 import { adminWith, signInAdmin, putOk, type Admin } from '../helpers/admin.ts';
 import { call } from '../helpers/http.ts';
+import { internalWith, schedulesToken } from '../helpers/scheduler.ts';
 
 let t: TestGateway;
 let root: Admin;
@@ -351,6 +352,27 @@ test('a wrong current password at a password change is a refused sign-in: in the
   ]);
   assert.equal(lines[4].actor?.account, 'judy');
   assert.equal(lines[4].target.kind, 'console');
+});
+
+test('the console\'s actions on a schedule are changes of the control plane; pausing what is paused writes nothing', async () => {
+  await putOk(root, '/api/roles/nightly', { implies: [] });
+  await putOk(root, '/api/routes/jobs', { ...ROUTE, paths: ['/jobs'] });
+  const token = await schedulesToken(root, 'ops-jobs', ['jobs'], ['nightly']);
+  const internal = internalWith(() => t.url('internal'), () => token);
+  const created = await internal('POST', '/api/schedules', { routeId: 'jobs', path: '/jobs/rebuild', every: 'PT1H', roles: ['nightly'] });
+  assert.equal(created.status, 201, created.text);
+  const sid = created.json.id as string;
+  for (const action of ['pause', 'pause', 'resume', 'resume']) {
+    const a = await root.post(`/api/schedules/${sid}/${action}`, {});
+    assert.equal(a.status, 200, a.text);
+  }
+  assert.equal((await root.del(`/api/schedules/${sid}`)).status, 204);
+  const lines = await trail(root, `target=${sid}`);
+  assert.deepEqual(lines.map((e) => [e.action, e.detail, e.target.kind, e.actor?.account]), [
+    ['schedule.delete', 'deleted, with its history', 'schedule', 'root'],
+    ['schedule.resume', 'resumed', 'schedule', 'root'],
+    ['schedule.pause', 'paused', 'schedule', 'root'],
+  ], 'the backend\'s own creation is its history, not the trail\'s; each console action once');
 });
 
 test('an application sign-in outside the organisation\'s hours is refused with the one sentence; the trail says outside-hours', async () => {
