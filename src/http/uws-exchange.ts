@@ -24,13 +24,24 @@ function endBodiless(res: uWS.HttpResponse, closing: boolean): void {
   else res.endWithoutBody();
 }
 
+/** A character past ASCII: a byte of obs-text, as header values are read (one character a byte). */
+const OBS_TEXT = /[^\x00-\x7f]/;
+
+/**
+ * uWS writes a string as UTF-8: a value holding obs-text (a Latin-1 `é` a service sent as one byte)
+ * goes as its bytes instead, so the client gets what the service wrote, as from the HTTPS doors.
+ */
+function headerBytes(value: string): string | Uint8Array {
+  return OBS_TEXT.test(value) ? Buffer.from(value, 'latin1') : value;
+}
+
 export function writeHeaders(res: uWS.HttpResponse, headers: OutgoingHeaders): void {
   for (const name in headers) {
     const value = headers[name]!;
     // uWS writes content-length itself from what end() receives, and its own Date.
     if (doorOwned(name, value)) continue;
-    if (typeof value === 'string') res.writeHeader(name, value);
-    else for (const v of value) res.writeHeader(name, v);
+    if (typeof value === 'string') res.writeHeader(name, headerBytes(value));
+    else for (const v of value) res.writeHeader(name, headerBytes(v));
   }
 }
 

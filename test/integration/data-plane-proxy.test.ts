@@ -14,7 +14,7 @@ import { Worker } from 'node:worker_threads';
 import { request } from 'undici';
 import { startTestGateway, ROOT_PASSWORD, type TestGateway } from '../helpers/gateway.ts';
 import { call, signIn, type Answer } from '../helpers/http.ts';
-import { closedPort, pattern, patternSha256, rawRequest, startUpstream, type Upstream } from '../helpers/upstream.ts';
+import { closedPort, pattern, patternSha256, rawRequest, rawService, startUpstream, type Upstream } from '../helpers/upstream.ts';
 
 let t: TestGateway;
 let c: string;
@@ -192,6 +192,23 @@ test('hop-by-hop response headers stay at the gateway; the others come back', as
   for (const l of connection) assert.doesNotMatch(l, /x-up-private/i, 'the upstream\'s Connection list stays behind');
   assert.ok(r.headerLines.some((l) => /^x-public: visible$/i.test(l)), r.head);
   custom.handle(undefined);
+});
+
+test('an answer header holding obs-text reaches the client byte for byte', async () => {
+  // Written as bytes: one Latin-1 é (0xE9), and the same word in UTF-8 (0xC3 0xA9).
+  const svc = await rawService((_head, socket) => {
+    socket.write(Buffer.concat([
+      Buffer.from('HTTP/1.1 200 OK\r\nx-latin: caf'), Buffer.from([0xe9]), Buffer.from(' ok\r\nx-utf8: caf'), Buffer.from([0xc3, 0xa9]),
+      Buffer.from(' ok\r\ncontent-length: 2\r\n\r\nok'),
+    ]));
+  });
+  await put('/api/routes/obs', { upstream: svc.origin, paths: ['/obs'], rule: null });
+  const r = await rawRequest(dataPort, `GET /obs/x HTTP/1.1\r\nHost: 127.0.0.1:${dataPort}\r\nConnection: close\r\n\r\n`);
+  svc.server.close();
+  assert.equal(r.status, 200, r.head);
+  // rawRequest reads Latin-1, one character a byte: a UTF-8 re-encoding would show as more.
+  assert.ok(r.headerLines.includes('x-latin: caf\u00e9 ok'), r.head);
+  assert.ok(r.headerLines.includes('x-utf8: caf\u00c3\u00a9 ok'), r.head);
 });
 
 test('headers named like built-in properties pass both ways as they are', async () => {
