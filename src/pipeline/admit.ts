@@ -12,6 +12,7 @@ import { hashSecret } from '../core/secrets.ts';
 import { holdsAny } from './roles.ts';
 import { withinHours } from './hours.ts';
 import { slashesDecoded } from '../http/canonical-path.ts';
+import type { RequestRecord } from './request-record.ts';
 
 export interface Admission {
   /** null: nobody authenticated (an open route). */
@@ -93,7 +94,7 @@ function credentialsOf(authorization: string): { scheme: string; secret: string 
  * Resolves the caller: a personal token, else an application session. A bad gateway token is
  * refused, never ignored; an expired session is nobody (the rules then decide).
  */
-export function authenticate(view: ConfigView, authorization: string | undefined, appCookie: string | undefined, now: number): Admission {
+export function authenticate(view: ConfigView, authorization: string | undefined, appCookie: string | undefined, now: number, record?: RequestRecord): Admission {
   if (authorization === undefined) return appSession(view, appCookie, now);
   const { scheme, secret } = credentialsOf(authorization);
   // A credential of the service's own (another scheme, another token format) is its business...
@@ -112,6 +113,11 @@ export function authenticate(view: ConfigView, authorization: string | undefined
   const token = view.tokensByHash.get(tokenHash(view, secret));
   if (!token) throw new GatewayError('unauthenticated', 'This token is not known to the gateway, or it was revoked.');
   if (token.kind !== 'personal' || !token.account) {
+    // Known, of the wrong kind: the access line names it (and its account) beside the refusal.
+    if (record !== undefined) {
+      record.token = token.name;
+      record.user = token.account ? view.accountsById.get(token.account)?.name ?? null : null;
+    }
     throw new GatewayError('token-kind', `A ${token.kind} token does not open the data plane; applications send a personal token.`);
   }
   const account = view.accountsById.get(token.account);

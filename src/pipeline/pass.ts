@@ -149,7 +149,7 @@ export function pass(view: ConfigView, pools: UpstreamPools, req: PassRequest, n
     if (req.query !== '' && carriesLiveToken(view, req.query)) {
       throw new GatewayError('unauthenticated', 'A gateway token travels in the Authorization header (Bearer), never in the query string.');
     }
-    ({ identity, dropAuthorization } = authenticate(view, who.authorization, who.appCookie, now));
+    ({ identity, dropAuthorization } = authenticate(view, who.authorization, who.appCookie, now, record));
   }
   if (record) record.identity = identity;
   authorise(view, route, identity, req.method, match.servicePath, now);

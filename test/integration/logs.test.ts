@@ -174,6 +174,22 @@ test('a live feed\'s upgrade is an exchange of the access log: 101 with its call
   assert.ok(!JSON.stringify(lines).includes('mk_not_a_token'), 'never the token tried');
 });
 
+test('a known token on the wrong plane is refused with 403 token-kind, and its access line names it', async () => {
+  assert.equal((await settings({ accessLog: true })).status, 200);
+  const person = await personWithToken(root, 'tkind', []);
+  await fresh('out');
+  const admin = root.headers.authorization!;
+  assert.equal((await call(`${data}/shop/orders/1`, { headers: { authorization: admin } })).status, 403);
+  assert.equal((await call(`${control}/api/routes`, { headers: { authorization: `Bearer ${person.token}` } })).status, 403);
+  assert.equal((await call(`${t.url('internal')}/api/schedules`, { headers: { authorization: admin } })).status, 403);
+  const lines = (await fresh('out')).filter((l) => l.status === 403);
+  assert.deepEqual(lines.map((l) => [l.plane, l.outcome, l.user, l.token]), [
+    ['data', 'refused', 'root', 'operator'],
+    ['control', 'refused', 'tkind', 'tkind-app'],
+    ['internal', 'refused', 'root', 'operator'],
+  ]);
+});
+
 test('a scheduled call is in the access log as the scheduler, with its schedule', async () => {
   await putOk(root, '/api/roles/jobs', { implies: [] });
   const token = await schedulesToken(root, 'shop-jobs', ['shop'], ['jobs']);

@@ -82,7 +82,7 @@ export function controlPlane(gw: GatewayContext, assets: ConsoleAssets = loadCon
     // The console traffic window (spec 1.2 rule 7): every call but the probes, per door.
     if (ex.path !== '/healthz' && ex.path !== '/readyz') gw.certs.consoleTraffic(ex.secure ? 'https' : 'http', ex.remoteAddress);
     if (assets.serve(ex)) return;
-    const served = await serveApi(router, ex, (doc) => notePrincipal(record, authenticateControl(gw, ex, doc)));
+    const served = await serveApi(router, ex, (doc) => notePrincipal(record, authenticateControl(gw, ex, doc, record)));
     if (!served) throw new GatewayError('not-found', `Nothing is served at ${ex.path} on the control plane.`);
   };
   return (ex) => serveRecorded(gw, ex, serve);

@@ -3,6 +3,7 @@ import type { Exchange, ExchangeHandler } from '../../http/exchange.ts';
 import { buildOpenApi } from '../../http/openapi.ts';
 import { serveApi } from '../../http/respond.ts';
 import { notePrincipal, serveRecorded, type RecordedHandler } from '../recorded.ts';
+import type { RequestRecord } from '../../pipeline/request-record.ts';
 import { Router } from '../../http/router.ts';
 import type { GatewayContext } from '../context.ts';
 import { bearerOf, cookieOf, SESSION_COOKIES, tokenPrincipal, ANONYMOUS_PRINCIPAL, type Principal } from '../principal.ts';
@@ -13,7 +14,7 @@ import { addSchedulesApi } from '../shared/schedules-api.ts';
  * The internal plane answers tokens only (spec 5.1): a browser session is refused, and being on
  * loopback or inside the cluster grants nothing. Only `schedules` tokens open its API.
  */
-export function authenticateInternal(gw: GatewayContext, ex: Exchange, auth: 'none' | 'session' | 'token'): Principal {
+export function authenticateInternal(gw: GatewayContext, ex: Exchange, auth: 'none' | 'session' | 'token', record?: RequestRecord): Principal {
   if (auth === 'none') return ANONYMOUS_PRINCIPAL;
   const bearer = bearerOf(ex);
   if (bearer === undefined) {
@@ -22,6 +23,8 @@ export function authenticateInternal(gw: GatewayContext, ex: Exchange, auth: 'no
   }
   const principal = tokenPrincipal(gw, bearer);
   if (principal.kind === 'token' && principal.token.kind !== 'schedules') {
+    // Known, of the wrong kind: its access line names it.
+    notePrincipal(record, principal);
     throw new GatewayError('token-kind', `A ${principal.token.kind} token does not open the internal plane; it takes a schedules token.`);
   }
   return principal;
@@ -51,7 +54,7 @@ export function internalRouter(gw: GatewayContext): Router<Principal> {
 export function internalPlane(gw: GatewayContext): ExchangeHandler {
   const router = internalRouter(gw);
   const serve: RecordedHandler = async (ex, record) => {
-    const served = await serveApi(router, ex, (doc) => notePrincipal(record, authenticateInternal(gw, ex, doc.auth)));
+    const served = await serveApi(router, ex, (doc) => notePrincipal(record, authenticateInternal(gw, ex, doc.auth, record)));
     if (!served) {
       // Unknown API paths are still behind the token rule: say who may ask before saying "nothing".
       if (ex.path.startsWith('/api/')) authenticateInternal(gw, ex, 'token');
