@@ -25,6 +25,8 @@ const GATEWAY_TOKEN_PREFIX = 'mk_';
 
 const NOBODY: Admission = { identity: null, dropAuthorization: false };
 
+const NEEDS_CREDENTIAL = 'This route needs a personal token (Authorization: Bearer <token>) or a session (POST /.meerkat/session).';
+
 /** A token as minted (core/tokens/mint.ts): the prefix and 32 random bytes in base64url. */
 const TOKEN_IN_TEXT = /mk_[A-Za-z0-9_-]{43}/g;
 
@@ -137,9 +139,7 @@ export function authorise(view: ConfigView, route: RouteView, identity: Identity
     endpoint = other;
   }
   const needed = route.rule !== null || endpoint !== undefined || route.organisation !== null;
-  if (needed && identity === null) {
-    throw new GatewayError('unauthenticated', 'This route needs a personal token (Authorization: Bearer <token>) or a session (POST /.meerkat/session).');
-  }
+  if (needed && identity === null) throw new GatewayError('unauthenticated', NEEDS_CREDENTIAL);
   if (identity === null) return;
   if (route.rule !== null && !holdsAny(identity.roles, route.rule.roles)) {
     throw new GatewayError('forbidden', `This route needs one of the roles ${route.rule.roles.join(', ')}.`);
@@ -157,9 +157,7 @@ export function authorise(view: ConfigView, route: RouteView, identity: Identity
 }
 
 function authoriseEndpoint(identity: Identity | null, endpoint: { readonly method: string; readonly path: string; readonly roles: readonly string[] }): void {
-  if (identity === null) {
-    throw new GatewayError('unauthenticated', 'This route needs a personal token (Authorization: Bearer <token>) or a session (POST /.meerkat/session).');
-  }
+  if (identity === null) throw new GatewayError('unauthenticated', NEEDS_CREDENTIAL);
   if (!holdsAny(identity.roles, endpoint.roles)) {
     throw new GatewayError('forbidden', `${endpoint.method === '*' ? 'Any method' : endpoint.method} ${endpoint.path} needs one of the roles ${endpoint.roles.join(', ')}.`);
   }

@@ -67,9 +67,14 @@ export function serveRecorded(gw: GatewayContext, ex: Exchange, serve: RecordedH
  * record closed. `answering` reads the door's own exchange underneath for its state.
  */
 function refused(gw: GatewayContext, answering: Exchange, record: RequestRecord | undefined, err: unknown): void {
-  if (record !== undefined) record.error = err instanceof GatewayError ? err.code : 'internal';
+  if (record !== undefined) record.error = errorCode(err);
   if (!answering.responded) sendFailure(answering, err, gw.log);
   closed(gw, answering, record);
+}
+
+/** The code a record keeps for a refusal or a failure: the GatewayError's, else `internal`. */
+export function errorCode(err: unknown): string {
+  return err instanceof GatewayError ? err.code : 'internal';
 }
 
 function closed(gw: GatewayContext, ex: Exchange, record: RequestRecord | undefined): void {

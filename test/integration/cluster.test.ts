@@ -4,7 +4,7 @@ import { createTestDatabase, TEST_DATABASE } from '../helpers/db.ts';
 import { loopbackEnv } from '../helpers/gateway.ts';
 import { call } from '../helpers/http.ts';
 import { startProcess } from '../helpers/process.ts';
-import { startTestGateway } from '../helpers/gateway.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { signInAdmin } from '../helpers/admin.ts';
 import pg from 'pg';
 import { startUpstream } from '../helpers/upstream.ts';
@@ -127,102 +127,105 @@ test('the change bus connects again after its connection is cut, and says so onc
   }
 });
 
-test('two nodes writing the configuration at once keep its rules, and never answer 500', cluster, async () => {
+/** Two nodes on one database, both closed after `body` (b first: a made the database). */
+async function twoNodes(body: (a: TestGateway, b: TestGateway) => Promise<void>): Promise<void> {
   const a = await startTestGateway({ GATEWAY_NODE_NAME: 'node-a' });
   const b = await startTestGateway({ GATEWAY_NODE_NAME: 'node-b' }, a.db);
-  const db = new pg.Client({ connectionString: a.db.databaseUrl });
-  await db.connect();
   try {
-    const onA = await signInAdmin(a.url('control'));
-    const onB = await signInAdmin(b.url('control'));
-    for (let round = 0; round < 4; round++) {
-      // Each node alone refuses a cycle; at once, each read the other's role without the other's implies.
-      const [x, y] = await Promise.all([onA.put(`/api/roles/ca${round}`, { implies: [`cb${round}`] }), onB.put(`/api/roles/cb${round}`, { implies: [`ca${round}`] })]);
-      const statuses = [x.status, y.status].sort();
-      assert.ok(statuses.every((s) => s !== 500), `${x.status} ${x.text} / ${y.status} ${y.text}`);
-      // The first to be written has no role to imply yet (400 role.unknown) or creates it; never both with each other.
-      // Read from the database: a node's view follows the other's write a moment later.
-      const rows = (await db.query('select name, implies from roles where name = any($1)', [[`ca${round}`, `cb${round}`]])).rows as Array<{ name: string; implies: string[] | string }>;
-      const impliesOf = (name: string) => {
-        const v = rows.find((r) => r.name === name)?.implies;
-        return typeof v === 'string' ? JSON.parse(v) as string[] : v ?? [];
-      };
-      const ca = impliesOf(`ca${round}`);
-      const cb = impliesOf(`cb${round}`);
-      assert.ok(!(ca.includes(`cb${round}`) && cb.includes(`ca${round}`)), `no cycle: ${JSON.stringify(rows)}`);
-
-      // The same id created on both nodes at once: one creates, the other replaces.
-      const route = { upstream: 'http://127.0.0.1:9', paths: [`/r${round}`] };
-      const made = await Promise.all([onA.put(`/api/routes/r${round}`, route), onB.put(`/api/routes/r${round}`, route)]);
-      assert.deepEqual(made.map((m) => m.status).sort(), [200, 201], made.map((m) => `${m.status} ${m.text}`).join(' / '));
-
-      // A role deleted on one node while a route names it on the other: one of the two is refused.
-      await onA.put(`/api/roles/ghost${round}`, {});
-      const [gone, named] = await Promise.all([onA.del(`/api/roles/ghost${round}`), onB.put(`/api/routes/g${round}`, { upstream: 'http://127.0.0.1:9', paths: [`/g${round}`], rule: { roles: [`ghost${round}`] } })]);
-      assert.ok([gone.status, named.status].every((s) => s < 500), `${gone.status} ${gone.text} / ${named.status} ${named.text}`);
-      assert.ok(!(gone.status === 204 && named.status < 300), `a route names a role that no longer exists: ${gone.status} / ${named.status} ${named.text}`);
-
-      // Deleted on both at once: once.
-      const dropped = await Promise.all([onA.del(`/api/routes/r${round}`), onB.del(`/api/routes/r${round}`)]);
-      assert.deepEqual(dropped.map((d) => d.status).sort(), [204, 404], dropped.map((d) => `${d.status} ${d.text}`).join(' / '));
-    }
+    await body(a, b);
   } finally {
-    await db.end();
     await b.close();
     await a.close();
   }
+}
+
+test('two nodes writing the configuration at once keep its rules, and never answer 500', cluster, async () => {
+  await twoNodes(async (a, b) => {
+    const db = new pg.Client({ connectionString: a.db.databaseUrl });
+    await db.connect();
+    try {
+      const onA = await signInAdmin(a.url('control'));
+      const onB = await signInAdmin(b.url('control'));
+      for (let round = 0; round < 4; round++) {
+        // Each node alone refuses a cycle; at once, each read the other's role without the other's implies.
+        const [x, y] = await Promise.all([onA.put(`/api/roles/ca${round}`, { implies: [`cb${round}`] }), onB.put(`/api/roles/cb${round}`, { implies: [`ca${round}`] })]);
+        const statuses = [x.status, y.status].sort();
+        assert.ok(statuses.every((s) => s !== 500), `${x.status} ${x.text} / ${y.status} ${y.text}`);
+        // The first to be written has no role to imply yet (400 role.unknown) or creates it; never both with each other.
+        // Read from the database: a node's view follows the other's write a moment later.
+        const rows = (await db.query('select name, implies from roles where name = any($1)', [[`ca${round}`, `cb${round}`]])).rows as Array<{ name: string; implies: string[] | string }>;
+        const impliesOf = (name: string) => {
+          const v = rows.find((r) => r.name === name)?.implies;
+          return typeof v === 'string' ? JSON.parse(v) as string[] : v ?? [];
+        };
+        const ca = impliesOf(`ca${round}`);
+        const cb = impliesOf(`cb${round}`);
+        assert.ok(!(ca.includes(`cb${round}`) && cb.includes(`ca${round}`)), `no cycle: ${JSON.stringify(rows)}`);
+
+        // The same id created on both nodes at once: one creates, the other replaces.
+        const route = { upstream: 'http://127.0.0.1:9', paths: [`/r${round}`] };
+        const made = await Promise.all([onA.put(`/api/routes/r${round}`, route), onB.put(`/api/routes/r${round}`, route)]);
+        assert.deepEqual(made.map((m) => m.status).sort(), [200, 201], made.map((m) => `${m.status} ${m.text}`).join(' / '));
+
+        // A role deleted on one node while a route names it on the other: one of the two is refused.
+        await onA.put(`/api/roles/ghost${round}`, {});
+        const [gone, named] = await Promise.all([onA.del(`/api/roles/ghost${round}`), onB.put(`/api/routes/g${round}`, { upstream: 'http://127.0.0.1:9', paths: [`/g${round}`], rule: { roles: [`ghost${round}`] } })]);
+        assert.ok([gone.status, named.status].every((s) => s < 500), `${gone.status} ${gone.text} / ${named.status} ${named.text}`);
+        assert.ok(!(gone.status === 204 && named.status < 300), `a route names a role that no longer exists: ${gone.status} / ${named.status} ${named.text}`);
+
+        // Deleted on both at once: once.
+        const dropped = await Promise.all([onA.del(`/api/routes/r${round}`), onB.del(`/api/routes/r${round}`)]);
+        assert.deepEqual(dropped.map((d) => d.status).sort(), [204, 404], dropped.map((d) => `${d.status} ${d.text}`).join(' / '));
+      }
+    } finally {
+      await db.end();
+    }
+  });
 });
 
 test('a write is answered once every node serves it: a token revoked on one node is refused at once on the other', cluster, async () => {
   const up = await startUpstream();
-  const a = await startTestGateway({ GATEWAY_NODE_NAME: 'node-a' });
-  const b = await startTestGateway({ GATEWAY_NODE_NAME: 'node-b' }, a.db);
   try {
-    const onA = await signInAdmin(a.url('control'));
-    await onA.put('/api/roles/staff', {});
-    await onA.put('/api/routes/app', { upstream: up.origin, paths: ['/app'], rule: { roles: ['staff'] } });
-    for (let round = 0; round < 5; round++) {
-      // Minted on A and used at once on B; revoked on A and refused at once on B.
-      const minted = await onA.post('/api/tokens', { name: `app-${round}`, kind: 'personal', account: 'root' });
-      assert.equal(minted.status, 201, minted.text);
-      const bearer = { authorization: `Bearer ${minted.json.token}` };
-      const used = await call(`${b.url('data')}/app/x`, { headers: bearer });
-      assert.notEqual(used.status, 401, `round ${round}: a token minted on A is known to B when A answers: ${used.text}`);
-      assert.equal((await onA.del(`/api/tokens/${minted.json.id}`)).status, 204);
-      const refused = await call(`${b.url('data')}/app/x`, { headers: bearer });
-      assert.equal(refused.status, 401, `round ${round}: revoked on A, refused by B the moment A answered`);
-    }
-    // A console session: made on A, it opens B at once; ended on B, it opens nothing on A.
-    const session = await signInAdmin(a.url('control'));
-    const cookie = { cookie: session.headers.cookie! };
-    assert.equal((await call(`${b.url('control')}/api/session`, { headers: cookie })).status, 200);
-    assert.equal((await call(`${b.url('control')}/api/session`, { method: 'DELETE', headers: { ...cookie, origin: b.url('control') } })).status, 204);
-    assert.equal((await call(`${a.url('control')}/api/session`, { headers: cookie })).status, 401);
+    await twoNodes(async (a, b) => {
+      const onA = await signInAdmin(a.url('control'));
+      await onA.put('/api/roles/staff', {});
+      await onA.put('/api/routes/app', { upstream: up.origin, paths: ['/app'], rule: { roles: ['staff'] } });
+      for (let round = 0; round < 5; round++) {
+        // Minted on A and used at once on B; revoked on A and refused at once on B.
+        const minted = await onA.post('/api/tokens', { name: `app-${round}`, kind: 'personal', account: 'root' });
+        assert.equal(minted.status, 201, minted.text);
+        const bearer = { authorization: `Bearer ${minted.json.token}` };
+        const used = await call(`${b.url('data')}/app/x`, { headers: bearer });
+        assert.notEqual(used.status, 401, `round ${round}: a token minted on A is known to B when A answers: ${used.text}`);
+        assert.equal((await onA.del(`/api/tokens/${minted.json.id}`)).status, 204);
+        const refused = await call(`${b.url('data')}/app/x`, { headers: bearer });
+        assert.equal(refused.status, 401, `round ${round}: revoked on A, refused by B the moment A answered`);
+      }
+      // A console session: made on A, it opens B at once; ended on B, it opens nothing on A.
+      const session = await signInAdmin(a.url('control'));
+      const cookie = { cookie: session.headers.cookie! };
+      assert.equal((await call(`${b.url('control')}/api/session`, { headers: cookie })).status, 200);
+      assert.equal((await call(`${b.url('control')}/api/session`, { method: 'DELETE', headers: { ...cookie, origin: b.url('control') } })).status, 204);
+      assert.equal((await call(`${a.url('control')}/api/session`, { headers: cookie })).status, 401);
+    });
   } finally {
-    await b.close();
-    await a.close();
     await up.close();
   }
 });
 
 test('a node that stopped is not waited for: writes go on at once', cluster, async () => {
-  const a = await startTestGateway({ GATEWAY_NODE_NAME: 'node-a' });
-  const b = await startTestGateway({ GATEWAY_NODE_NAME: 'node-b' }, a.db);
-  try {
+  // b stops half-way; closing it again after is a no-op (a gateway's stop is made once).
+  await twoNodes(async (a, b) => {
     const onA = await signInAdmin(a.url('control'));
     await b.gw.stop();
     assert.equal((await onA.put('/api/roles/after-stop', {})).status, 201);
     // A node still counted would hold the write until the wait gives up, and say so.
     assert.ok(!a.logs.some((l) => l.msg === 'a config change is answered before every node serves it'), 'a clean stop says the node is gone');
-  } finally {
-    await a.close();
-  }
+  });
 });
 
 test('a certificate made on one node is read and placed at once through another', cluster, async () => {
-  const a = await startTestGateway({ GATEWAY_NODE_NAME: 'node-a' });
-  const b = await startTestGateway({ GATEWAY_NODE_NAME: 'node-b' }, a.db);
-  try {
+  await twoNodes(async (a, b) => {
     const onA = await signInAdmin(a.url('control'));
     const onB = await signInAdmin(b.url('control'));
     for (let round = 0; round < 5; round++) {
@@ -234,8 +237,5 @@ test('a certificate made on one node is read and placed at once through another'
       assert.equal(placed.status, 200, `round ${round}: ${placed.text}`);
     }
     assert.equal((await onB.put('/api/certificates/crt_nowhere/placement', { planes: [] })).status, 404);
-  } finally {
-    await b.close();
-    await a.close();
-  }
+  });
 });

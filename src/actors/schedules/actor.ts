@@ -187,17 +187,28 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent, SchedulesTells>(async (i
         return deleted;
       },
       // A pending retry or deferral is let go with a history row saying so; resume arms the cadence.
-      'schedule.pause': ({ id, owner }) => ending(id, owner, (s, tx) => {
-        const ended = engine.letGo(s, tx, 'the schedule was paused');
-        s.paused = true;
-        rearm(s);
-        return ended;
-      }),
-      'schedule.resume': ({ id, owner }) => thenConsider(change(id, owner, (s) => {
-        refuseStopped(s);
-        s.paused = false;
-        rearm(s);
-      })),
+      // `moved`: whether the state changed, so that pausing what is paused is no change in the trail.
+      'schedule.pause': async ({ id, owner }) => {
+        let moved = false;
+        const schedule = await ending(id, owner, (s, tx) => {
+          moved = !s.paused;
+          const ended = engine.letGo(s, tx, 'the schedule was paused');
+          s.paused = true;
+          rearm(s);
+          return ended;
+        });
+        return schedule && { schedule, moved };
+      },
+      'schedule.resume': async ({ id, owner }) => {
+        let moved = false;
+        const schedule = await thenConsider(change(id, owner, (s) => {
+          refuseStopped(s);
+          moved = s.paused;
+          s.paused = false;
+          rearm(s);
+        }));
+        return schedule && { schedule, moved };
+      },
       'schedule.run': async ({ id, owner, replayOf, by }) => {
         // Another token's schedule is not found, whatever its history says (no oracle of its runs).
         if (!(await find(store.em(), id, owner))) return null;

@@ -105,8 +105,9 @@ export type SchedulesCalls = {
   'schedule.list': { args: { owner: Owner; filters: Filter[]; limit: number; after: ScheduleKey | null }; result: Page<ScheduleRecord, ScheduleKey> };
   'schedule.replace': { args: { id: string; owner: Owner; input: ScheduleWrite }; result: ScheduleRecord | null };
   'schedule.delete': { args: { id: string; owner: Owner }; result: boolean };
-  'schedule.pause': { args: { id: string; owner: Owner }; result: ScheduleRecord | null };
-  'schedule.resume': { args: { id: string; owner: Owner }; result: ScheduleRecord | null };
+  /** `moved`: the paused state changed (false for pausing what was paused). */
+  'schedule.pause': { args: { id: string; owner: Owner }; result: { schedule: ScheduleRecord; moved: boolean } | null };
+  'schedule.resume': { args: { id: string; owner: Owner }; result: { schedule: ScheduleRecord; moved: boolean } | null };
   'schedule.run': { args: { id: string; owner: Owner; replayOf: string | null; by: string }; result: ScheduleRecord | null };
   /** Newest first; `after` is the last history id of the previous page. */
   'schedule.runs': { args: { id: string; owner: Owner; limit: number; after: string | null }; result: Page<RunRecord, string> | null };

@@ -12,7 +12,7 @@ import type { RouteDoc, Router } from '../../http/router.ts';
 import { CLOSE, headExchange, type Socket, type SocketRequest, type SocketSession } from '../../http/socket.ts';
 import type { GatewayContext } from '../context.ts';
 import type { Principal } from '../principal.ts';
-import { notePrincipal } from '../recorded.ts';
+import { errorCode, notePrincipal } from '../recorded.ts';
 import { ownOrigin } from '../shared/origin.ts';
 import { authenticateControl, requireCapability } from './auth.ts';
 
@@ -89,7 +89,7 @@ export function acceptLive(gw: GatewayContext, feed: LiveFeedDoc, open: (req: So
       return session;
     } catch (err) {
       if (record !== undefined) {
-        record.error = err instanceof GatewayError ? err.code : 'internal';
+        record.error = errorCode(err);
         gw.records.close(record, false, err instanceof GatewayError ? err.status : 500);
       }
       throw err;

@@ -182,13 +182,11 @@ export function addSchedulesApi(router: Router<Principal>, gw: GatewayContext, p
       summary: action === 'pause' ? 'Stop it firing' : 'Let it fire again', tags, auth,
       responses: { 200: { description: 'the schedule', schema: SCHEDULE_DOC.schedule }, 404: { description: 'no such schedule' }, 409: { description: 'resume of a schedule stopped because its token was revoked (schedule.stopped)' } },
     }, async (ctx) => {
-      const owner = ownerOf(ctx);
+      const done = await gw.schedules.call(`schedule.${action}`, { id: id(ctx), owner: ownerOf(ctx) });
+      if (!done) throw notFound(id(ctx));
       // Pausing what is paused moves nothing: answered the same, no line (an empty change, rule 3).
-      const before = await gw.schedules.call('schedule.get', { id: id(ctx), owner });
-      const s = await gw.schedules.call(`schedule.${action}`, { id: id(ctx), owner });
-      if (!s) throw notFound(id(ctx));
-      if (before === null || before.paused !== s.paused) consoleAction(ctx, `schedule.${action}`, s, action === 'pause' ? 'paused' : 'resumed');
-      return { body: s };
+      if (done.moved) consoleAction(ctx, `schedule.${action}`, done.schedule, action === 'pause' ? 'paused' : 'resumed');
+      return { body: done.schedule };
     });
   }
 
