@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openLive } from '../helpers/live.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { createTestDatabase } from '../helpers/db.ts';
 import { adminWith, personWithToken, putOk, signInAdmin, type Admin } from '../helpers/admin.ts';
 import { call } from '../helpers/http.ts';
 import { closedPort, startUpstream, type Upstream } from '../helpers/upstream.ts';
@@ -383,5 +384,28 @@ test('a push the gateway cannot make is refused with its reason', async () => {
   } finally {
     await edition.close();
     await bare.close();
+  }
+});
+
+test('a node restarted into the community edition says it writes its startup format while otlp stays set', async () => {
+  const db = await createTestDatabase();
+  try {
+    const licensed = await startTestGateway({ GATEWAY_EDITION: 'licensed', GATEWAY_OTLP_ENDPOINT: otlp.url }, db);
+    try {
+      const set = await (await signInAdmin(licensed.url('control'))).put('/api/settings/logs', { mode: 'otlp' });
+      assert.deepEqual([set.status, set.json.mode, set.json.nodeMode], [200, 'otlp', 'otlp'], set.text);
+    } finally {
+      await licensed.close();
+    }
+    const community = await startTestGateway({ GATEWAY_EDITION: 'community' }, db);
+    try {
+      const read = await (await signInAdmin(community.url('control'))).get('/api/settings/logs');
+      assert.deepEqual([read.status, read.json.mode, read.json.nodeMode], [200, 'otlp', 'startup'], read.text);
+      assert.ok(community.logs.some((r) => /log push asked, but this node/.test(r.msg)), 'the node says once why it does not push');
+    } finally {
+      await community.close();
+    }
+  } finally {
+    await db.drop();
   }
 });

@@ -26,7 +26,8 @@ const SETTINGS = {
     startupLevel: { type: 'string', enum: LOG_LEVELS, description: 'GATEWAY_LOG_LEVEL of this node: a restart returns to it' },
     revertsAt: { type: ['integer', 'null'], description: 'epoch seconds when a level more talkative than the startup one returns to it (30 minutes after it was set); null otherwise' },
     accessLog: { type: 'boolean', description: 'one access line per request on standard output, on every node; off by default' },
-    mode: { type: 'string', enum: LOG_MODES, description: 'startup (GATEWAY_LOG_FORMAT), agent (one OpenTelemetry-shaped object per line) or otlp (pushed to GATEWAY_OTLP_ENDPOINT; licensed edition)' },
+    mode: { type: 'string', enum: LOG_MODES, description: 'the mode set for every node: startup (GATEWAY_LOG_FORMAT), agent (one OpenTelemetry-shaped object per line) or otlp (pushed to GATEWAY_OTLP_ENDPOINT; licensed edition)' },
+    nodeMode: { type: 'string', enum: LOG_MODES, description: 'the mode this node writes in now: mode, except startup on a node asked to push that cannot (the community edition, or no GATEWAY_OTLP_ENDPOINT), as after a restart into another edition' },
     dropped: { type: 'integer', description: 'collector batches dropped after three refusals since this node started' },
     droppedRecords: { type: 'object', description: 'records this node lost since it started, per log (app, access): dropped batches, a full queue, an output that stalled or closed' },
     node: { type: 'string' },
@@ -84,6 +85,7 @@ export function addLogsApi(router: Router<Principal>, gw: GatewayContext): void 
       revertsAt: level.revertsAt === null ? null : seconds(level.revertsAt),
       accessLog: s.accessLog,
       mode: s.mode,
+      nodeMode: output.mode,
       dropped: output.droppedBatches,
       droppedRecords: {
         app: output.droppedRecords.app + output.unshipped.app,

@@ -36,6 +36,8 @@ export type LogMode = 'startup' | 'agent' | 'otlp';
 export interface LogSettings extends LevelState {
   readonly accessLog: boolean;
   readonly mode: LogMode;
+  /** The mode this node writes in: startup where a push was set but this node cannot make it. */
+  readonly nodeMode: LogMode;
   /** Collector batches dropped after three refusals since this node started. */
   readonly dropped: number;
   readonly droppedRecords: { readonly app: number; readonly access: number };

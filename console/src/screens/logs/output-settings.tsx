@@ -46,6 +46,9 @@ export function OutputSettings(props: { settings: LogSettings; put: (change: Out
           </select>
         </label>
       </div>
+      {s.nodeMode !== s.mode && asked === null && (
+        <p role="status">Node {s.node} writes its startup format: it cannot push (community edition, or no GATEWAY_OTLP_ENDPOINT).</p>
+      )}
       <dl class="numbers" aria-label={`Dropped on node ${s.node} since it started`}>
         <div><dt>Collector batches dropped (refused three times)</dt><dd>{s.dropped}</dd></div>
         <div><dt>Operational records dropped</dt><dd>{s.droppedRecords.app}</dd></div>
