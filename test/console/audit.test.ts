@@ -219,7 +219,7 @@ test('export: the licensed edition downloads the filtered lines as CSV; the comm
     const [file] = await Promise.all([c.page.waitForEvent('download'), c.page.getByRole('button', { name: 'Export CSV' }).click()]);
     assert.equal(file.suggestedFilename(), 'audit.csv');
     const csv = readFileSync((await file.path())!, 'utf8').trim().split(/\r?\n/);
-    assert.equal(csv[0], 'when,part,action,actor,token,target_kind,target_id,target_name,organisation,address,detail,changes');
+    assert.equal(csv[0], 'when,part,action,actor,token,target_kind,target_id,target_name,organisation,address,detail,changes,trace_id,attributes');
     assert.equal(csv.length, 3, csv.join('\n'));
     assert.match(csv[1]!, /,changes,vault\.update,root,,vault,/);
     assert.match(csv[2]!, /,changes,vault\.create,root,,vault,/);

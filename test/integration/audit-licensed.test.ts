@@ -112,7 +112,7 @@ test('the export: CSV of the filtered view within the caller\'s perimeter, one r
   assert.match(String(a.headers['content-type']), /^text\/csv/);
   assert.match(String(a.headers['content-disposition']), /attachment/);
   const rows = a.text.trimEnd().split('\r\n');
-  assert.equal(rows[0], 'when,part,action,actor,token,target_kind,target_id,target_name,organisation,address,detail,changes');
+  assert.equal(rows[0], 'when,part,action,actor,token,target_kind,target_id,target_name,organisation,address,detail,changes,trace_id,attributes');
   assert.equal(rows.length - 1, listed.length, 'one row per line of the same view');
   assert.ok(rows.some((r) => r.includes(`"'=HYPERLINK(""http://evil"")"`)), 'a typed formula is written as text');
   const routeRow = rows.find((r) => r.includes(',route.create,') && r.includes(',pushed,'))!;

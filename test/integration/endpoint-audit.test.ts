@@ -211,6 +211,18 @@ test('an audited call is recorded with every field, after an answer it did not c
   assert.deepEqual([line.action, line.target, line.actor, line.detail], ['operation.call', { kind: 'operation', id: 'orders', name: 'POST /orders' }, { account: 'alice', token: 'alice-app' }, 'Place an order']);
   assert.equal(line.attributes['http.response.status_code'], 201);
   assert.doesNotMatch(kept.text, /hunter2|FR76/);
+
+  // The export carries what an operation line holds: its trace id and its attributes, as JSON.
+  const csv = await root.get('/api/audit/export?part=operations&target=orders');
+  assert.equal(csv.status, 200, csv.text);
+  const [head, ...rows] = csv.text.trimEnd().split('\r\n');
+  assert.deepEqual(head!.split(',').slice(-2), ['trace_id', 'attributes']);
+  const row = rows.find((r) => r.includes(',0af7651916cd43dd8448eb211c80319c,'));
+  assert.ok(row, csv.text);
+  const cells = row.slice(row.indexOf(',0af7651916cd43dd8448eb211c80319c,') + 34);
+  const attributes = JSON.parse(cells.slice(1, -1).replace(/""/g, '"')) as Record<string, unknown>;
+  assert.deepEqual([attributes['audit.field.customer'], attributes['http.response.status_code']], ['c-9', 201]);
+  assert.doesNotMatch(csv.text, /hunter2|FR76/, 'no secret in the export either');
 });
 
 test('refusals by the gateway\'s rules are calls the caller made: 401 and 403 are recorded', async () => {

@@ -1,12 +1,13 @@
 /**
  * The export's CSV (CONTRACT.md "Audit", spec 1.3 rule 16): one row per event, RFC 4180 quoting,
- * the diff as JSON in its own column. A cell a spreadsheet would run as a formula (it starts with
+ * the diff as JSON in its own column. After the contract's columns come an operation call's trace
+ * id and its attributes (as JSON): an auditor exporting the operations part needs what they hold. A cell a spreadsheet would run as a formula (it starts with
  * =, +, - or @, or a tab or carriage return) is written with a leading apostrophe: a name typed at
  * a sign-in page must not become a formula on an auditor's machine.
  */
 import { actorText, type AuditEvent } from './event.ts';
 
-export const CSV_COLUMNS = ['when', 'part', 'action', 'actor', 'token', 'target_kind', 'target_id', 'target_name', 'organisation', 'address', 'detail', 'changes'] as const;
+export const CSV_COLUMNS = ['when', 'part', 'action', 'actor', 'token', 'target_kind', 'target_id', 'target_name', 'organisation', 'address', 'detail', 'changes', 'trace_id', 'attributes'] as const;
 
 function cell(value: string): string {
   const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
@@ -21,6 +22,7 @@ export function csvRow(e: AuditEvent): string {
     e.actor === null ? '' : actorText({ account: e.actor.account }), e.actor?.token ?? '',
     e.target.kind, e.target.id ?? '', e.target.name ?? '', e.organisation ?? '', e.address ?? '', e.detail ?? '',
     e.changes && e.changes.length > 0 ? JSON.stringify(e.changes) : '',
+    e.traceId ?? '', e.attributes === undefined || e.attributes === null ? '' : JSON.stringify(e.attributes),
   ];
   return `${values.map(cell).join(',')}\r\n`;
 }

@@ -72,6 +72,10 @@ export interface AuditEvent {
   readonly detail?: string;
   /** The address the gateway resolved, never a caller-written X-Forwarded-For. */
   readonly address?: string;
+  /** The W3C trace id of the call, when the caller sent one (operation events). */
+  readonly traceId?: string;
+  /** An audited operation's fields (spec 2.6), secrets masked where they were recorded. */
+  readonly attributes?: unknown;
   /** The node that wrote the line. */
   readonly node: string;
 }

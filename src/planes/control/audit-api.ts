@@ -89,7 +89,7 @@ export function storeQuery(f: AuditFilter, slice: AuditSlice): AuditQuery {
 }
 
 /** A stored row as the API answers it (CONTRACT.md "Audit"). */
-export function eventOf(r: AuditRow): AuditEvent & { traceId?: string; attributes?: unknown } {
+export function eventOf(r: AuditRow): AuditEvent {
   return {
     id: r.id,
     when: seconds(r.at),
