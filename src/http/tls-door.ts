@@ -10,16 +10,12 @@ import { createServer as createTcpServer, type Server as TcpServer, type Socket 
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { TLSSocket, type SecureContext } from 'node:tls';
 import { formatAddress } from '../settings/address.ts';
-import { GatewayError } from './errors.ts';
-import { headerRecord } from './header-record.ts';
-import type { Exchange, OutgoingHeaders } from './exchange.ts';
-import { CLOSING, bodiless, doorOwned, headLength } from './answer-rules.ts';
 import { DoorBindError, type Door, type DoorOptions } from './uws-door.ts';
 import { InFlight } from './in-flight.ts';
 import { serveTlsSockets } from './tls-sockets.ts';
 import { doorContext } from './door-context.ts';
-import { peerAddress, readNodeHeaders } from './node-request.ts';
 import { isAmbiguousFraming } from './request-framing.ts';
+import { TlsExchange } from './tls-exchange.ts';
 import { MAX_HELLO_BYTES, readClientHello } from './client-hello.ts';
 
 /** RFC 8737: the protocol an ACME authority offers alone to validate a name over TLS. */
@@ -51,138 +47,12 @@ export interface TlsDoorOptions extends DoorOptions {
 
 export type TlsDoor = Door;
 
-type MutableExchange = { -readonly [K in keyof Exchange]: Exchange[K] };
-
-function headersOf(hdrs: OutgoingHeaders, extra: OutgoingHeaders | undefined): Record<string, string | string[]> {
-  const out = headerRecord<string | string[]>();
-  for (const [name, value] of Object.entries(hdrs)) {
-    if (doorOwned(name, value)) continue;
-    out[name] = typeof value === 'string' ? value : [...value];
-  }
-  if (extra) Object.assign(out, extra);
-  return out;
-}
-
-function exchangeOf(req: IncomingMessage, res: ServerResponse, opts: TlsDoorOptions, draining: () => boolean, finish: () => void): MutableExchange {
-  const url = req.url ?? '/';
-  const q = url.indexOf('?');
-  const abortHandlers: Array<() => void> = [];
-  let headSent = false;
-  let bodilessHead = false;
-  /** The relayed length the head stated (null: none), and the body bytes written under it. */
-  let stated: number | null = null;
-  let written = 0;
-  const closing = () => (draining() ? CLOSING : undefined);
-  res.on('close', () => {
-    if (!res.writableFinished && !ex.aborted) {
-      ex.aborted = true;
-      for (const fn of abortHandlers.splice(0)) fn();
-    }
-    finish();
-  });
-  const ex: MutableExchange = {
-    plane: opts.plane,
-    method: (req.method ?? 'GET').toUpperCase(),
-    path: q === -1 ? url : url.slice(0, q),
-    query: q === -1 ? '' : url.slice(q + 1),
-    headers: readNodeHeaders(req),
-    remoteAddress: peerAddress(req.socket),
-    secure: true,
-    receivedAt: opts.clock.now(),
-    aborted: false,
-    responded: false,
-    status: 0,
-    onAbort(fn) {
-      if (ex.aborted) fn();
-      else abortHandlers.push(fn);
-    },
-    async readBody(limit) {
-      if (Number(req.headers['content-length'] ?? 0) > limit) throw new GatewayError('body.too-large', `The request body may be at most ${limit} bytes.`);
-      const parts: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of req as AsyncIterable<Buffer>) {
-        size += chunk.byteLength;
-        if (size > limit) throw new GatewayError('body.too-large', `The request body may be at most ${limit} bytes.`);
-        parts.push(chunk);
-      }
-      return Buffer.concat(parts);
-    },
-    bodyStream: () => req as AsyncIterable<Uint8Array>,
-    send(status, hdrs, body) {
-      if (ex.aborted || ex.responded) return;
-      ex.responded = true;
-      ex.status = status;
-      const headers = headersOf(hdrs, closing());
-      if (ex.method === 'HEAD') {
-        headers['content-length'] = String(headLength(hdrs, body));
-        res.writeHead(status, headers).end();
-      } else if (bodiless(status)) {
-        res.writeHead(status, headers).end();
-      } else {
-        const payload = body ?? '';
-        headers['content-length'] = String(typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength);
-        res.writeHead(status, headers).end(payload);
-      }
-    },
-    writeHead(status, hdrs) {
-      if (ex.aborted || ex.responded || headSent) return;
-      headSent = true;
-      ex.status = status;
-      bodilessHead = bodiless(status) || ex.method === 'HEAD';
-      const headers = headersOf(hdrs, closing());
-      // A relayed length stays: it is the length of what follows.
-      const length = hdrs['content-length'];
-      if (typeof length === 'string') {
-        headers['content-length'] = length;
-        const n = Number(length);
-        if (!bodilessHead && Number.isSafeInteger(n)) stated = n;
-      }
-      res.writeHead(status, headers);
-    },
-    write(chunk) {
-      if (ex.aborted || ex.responded || bodilessHead) return true;
-      written += chunk.byteLength;
-      if (stated !== null && written > stated) {
-        // Past the stated length the bytes would be read as the client's next answer: the connection is cut instead.
-        ex.abort();
-        return true;
-      }
-      // Node's response keeps the chunk until the socket took it, and the caller may reuse it (Exchange.write).
-      return res.write(Buffer.from(chunk));
-    },
-    drained() {
-      if (ex.aborted || ex.responded || !res.writableNeedDrain) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        res.once('drain', resolve);
-        ex.onAbort(resolve);
-      });
-    },
-    end(chunk) {
-      if (ex.aborted || ex.responded) return;
-      if (stated !== null && written + (chunk && !bodilessHead ? chunk.byteLength : 0) !== stated) {
-        // Short of its stated length (or past it) an answer cannot be finished honestly: the cut connection says so.
-        ex.abort();
-        return;
-      }
-      ex.responded = true;
-      if (chunk && !bodilessHead) res.end(chunk);
-      else res.end();
-    },
-    abort() {
-      if (ex.aborted || ex.responded) return;
-      ex.responded = true;
-      res.destroy();
-    },
-  };
-  return ex;
-}
-
 /** Binds first: the promise rejects with DoorBindError before anything else changed. */
 export async function openTlsDoor(opts: TlsDoorOptions): Promise<TlsDoor> {
   const flight = new InFlight();
   const begin = () => flight.begin();
   const handle = (req: IncomingMessage, res: ServerResponse) => {
-    const ex = exchangeOf(req, res, opts, () => flight.draining, begin());
+    const ex = new TlsExchange(req, res, opts.plane, opts.clock, flight);
     // node:http refuses most requests framed two ways itself, but calls this handler for a coding
     // it cannot read (`xchunked`) before it refuses the body: such a request goes no further.
     if (isAmbiguousFraming(ex.headers)) {

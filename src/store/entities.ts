@@ -363,6 +363,26 @@ export const MetricsNodeRow = defineEntity({
 });
 export type MetricsNodeRow = InferEntity<typeof MetricsNodeRow>;
 
+/** One endpoint's history point of one node (core/metrics/history.ts; migration 0020). */
+export const MetricsHistoryRow = defineEntity({
+  name: 'MetricsHistoryRow',
+  tableName: 'metrics_history',
+  properties: (p) => ({
+    id: p.integer().primary().autoincrement(),
+    node: p.string(),
+    route: p.string(),
+    template: p.text(),
+    deduced: p.boolean(),
+    /** Epoch seconds the minute starts. */
+    t: p.bigint('number'),
+    requests: p.integer(),
+    failed: p.integer(),
+    /** ms; null when nothing was answered. */
+    p95: p.double().nullable(),
+  }),
+});
+export type MetricsHistoryRow = InferEntity<typeof MetricsHistoryRow>;
+
 /** A sign-in attempt of a name (core/sessions/throttle.ts): in flight, failed, or the lock it tripped. */
 export const SigninAttemptRow = defineEntity({
   name: 'SigninAttemptRow',
@@ -379,5 +399,5 @@ export type SigninAttemptRow = InferEntity<typeof SigninAttemptRow>;
 
 export const ENTITIES = [
   Account, Session, Token, Change, Route, Role, Organisation, VaultEntry, SigningKeyRow, Schedule, ScheduleRun, SettingRow,
-  CertificateRow, PlacementRow, ConsoleTrafficRow, TrustedAuthority, AcmeAuthorityRow, MetricsNodeRow, SigninAttemptRow,
+  CertificateRow, PlacementRow, ConsoleTrafficRow, TrustedAuthority, AcmeAuthorityRow, MetricsNodeRow, MetricsHistoryRow, SigninAttemptRow,
 ];

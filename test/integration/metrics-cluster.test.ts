@@ -3,7 +3,7 @@
  * process on one PostgreSQL database, each on its own test clock, in front of a real upstream.
  * Each node writes its summary on its own 5-s tick; any node sums them: the curves point by point
  * with the number of nodes each point covers, the minute's counts, and its percentiles from the
- * merged histograms. Endpoints stay on the node that answered them. A restarted node covers
+ * merged histograms. An endpoint is counted by the node that answered it; any node lists the sum. A restarted node covers
  * nothing before its new start; a node gone for good keeps its points for the hour and leaves the
  * minute (and from the nodes that answer now) once its summary is older than 15 s. The live feed sums the nodes that have written.
  *
@@ -331,7 +331,7 @@ describe('traffic metrics summed over the nodes on one database', cluster, () =>
     assert.ok(Math.abs(totalMs - shopUs.reduce((x, y) => x + y, 0) / 1000) < 0.01, `the route's total time is the sum of both nodes' (${totalMs})`);
   });
 
-  test('an endpoint is counted on the node that answered it: each node lists its own', async () => {
+  test('an endpoint is counted on the node that answered it, and either node lists every node\'s sum', async () => {
     // The interval of the previous test is still in the minute; B alone answers the echo route now.
     await send(b, '/echo/hello', 3);
     await settle([a, b]);
@@ -339,27 +339,36 @@ describe('traffic metrics summed over the nodes on one database', cluster, () =>
 
     const shopA = (await admin(a).get('/api/metrics/routes/shop')).json as Json;
     assert.equal(shopA.node, 'node-a');
+    assert.equal(shopA.nodes, 2);
     assert.equal(shopA.period, '60 s');
-    assert.deepEqual(shopA.endpoints.map((e: Json) => [e.template, e.deduced, e.requests, e.failed]), [['GET /wait/{id}', true, 20, 0]], 'A\'s 20, not B\'s 18');
-    const aShopUs = a.told.filter((r) => r.route === 'shop').map((r) => r.us);
-    assertHdr(shopA.endpoints[0].p95, exactMs(aShopUs, 95), 'the endpoint\'s p95 on A (A\'s answers only)');
-    // B shows its own answers of the same endpoint, and nothing of A's.
+    assert.deepEqual(shopA.endpoints.map((e: Json) => [e.template, e.deduced, e.requests, e.failed]), [['GET /wait/{id}', true, 38, 0]], 'A\'s 20 and B\'s 18');
+    const shopUs = [...a.told, ...b.told].filter((r) => r.route === 'shop').map((r) => r.us);
+    assert.equal(shopUs.length, 38);
+    assertHdr(shopA.endpoints[0].p95, exactMs(shopUs, 95), 'the endpoint\'s p95 over both nodes\' answers (merged histograms)');
     const shopB = (await admin(b).get('/api/metrics/routes/shop')).json as Json;
     assert.equal(shopB.node, 'node-b');
-    assert.deepEqual(shopB.endpoints.map((e: Json) => [e.template, e.requests]), [['GET /wait/{id}', 18]]);
-    const bShopUs = b.told.filter((r) => r.route === 'shop').map((r) => r.us);
-    assertHdr(shopB.endpoints[0].p95, exactMs(bShopUs, 95), 'the endpoint\'s p95 on B');
+    assert.deepEqual({ ...shopB, node: 'node-a' }, shopA, 'both nodes list the same sums');
 
-    // A route only B answered: A knows the route and lists no endpoint; B lists it.
+    // A route only B answered: A lists B's endpoint too, and the route's row of the minute is the cluster's.
     const echoA = await admin(a).get('/api/metrics/routes/echo');
     assert.equal(echoA.status, 200, echoA.text);
-    assert.deepEqual(echoA.json.endpoints, []);
-    const echoB = (await admin(b).get('/api/metrics/routes/echo')).json as Json;
-    assert.deepEqual(echoB.endpoints.map((e: Json) => [e.template, e.requests]), [['GET /hello', 3]]);
-    // The route's row of the minute is the cluster's on both nodes.
+    assert.deepEqual(echoA.json.endpoints.map((e: Json) => [e.template, e.requests]), [['GET /hello', 3]]);
     const onA = await getMetrics(admin(a));
     assertSums(onA, expected(a.now(), both()), 'on node A');
     assert.deepEqual(onA.routes.find((r: Json) => r.route === 'echo')?.requests, 3);
+
+    // Once the minute closed on both, its history point sums the nodes' counts; its p95 is the
+    // larger of the nodes' (an upper bound of the merged one: a point keeps no histogram).
+    const minute = Math.floor(a.now() / 60_000);
+    while (Math.floor(a.now() / 60_000) === minute) await step([a, b], admin);
+    const closedA = (await admin(a).get('/api/metrics/routes/shop')).json as Json;
+    const point = (p: Json) => p.endpoints.find((e: Json) => e.template === 'GET /wait/{id}')?.history.find((h: Json) => h.t === minute * 60);
+    const nodeP95 = (told: readonly MetricsInput[]) => exactMs(told.filter((r) => r.route === 'shop' && Math.floor(r.at / 60_000) === minute).map((r) => r.us), 95);
+    const inMinute = shopUs.length === [...a.told, ...b.told].filter((r) => r.route === 'shop' && Math.floor(r.at / 60_000) === minute).length;
+    assert.ok(inMinute, 'the shop calls all ended in one clock minute');
+    assert.deepEqual([point(closedA)?.requests, point(closedA)?.failed], [38, 0], JSON.stringify(closedA));
+    assertHdr(point(closedA).p95, Math.max(nodeP95(a.told), nodeP95(b.told)), 'the point\'s p95: the larger of the nodes\'');
+    assert.deepEqual(point((await admin(b).get('/api/metrics/routes/shop')).json as Json), point(closedA), 'the same point on B');
   });
 
   test('the live feed on node A sends each interval summed over the nodes that wrote it; the point says how many', async () => {

@@ -42,7 +42,9 @@ export interface RouteEndpointsAnswer {
   readonly route: string;
   /** The same minute as the snapshot's. */
   readonly period: string;
-  /** This node's endpoints of the route: an endpoint is counted on the node that answered it. */
+  /** Nodes whose numbers are summed (1 while the database cannot be read: this node's alone). */
+  readonly nodes: number;
+  /** Every node's endpoints of the route, summed: an endpoint is counted on the node that answered it. */
   readonly endpoints: readonly EndpointMinute[];
 }
 

@@ -40,6 +40,14 @@ export interface MetricsEntry {
   readonly at: number;
 }
 
+/** One endpoint's history point, as the cluster shares it. */
+export interface EndpointPoint {
+  readonly route: string;
+  readonly template: string;
+  readonly deduced: boolean;
+  readonly point: HistoryPoint;
+}
+
 export interface EndpointMinute {
   readonly template: string;
   readonly deduced: boolean;
@@ -65,6 +73,9 @@ export class MetricsRing {
   readonly #start: number;
   #open: number;
   #dropped = 0;
+  /** History points written since the last `takeHistory`; routes whose history a fold rewrote since. */
+  #fresh: EndpointPoint[] = [];
+  readonly #rewritten = new Set<string>();
 
   constructor(now: number) {
     this.#start = this.#open = Math.floor(now / INTERVAL_MS);
@@ -91,6 +102,28 @@ export class MetricsRing {
   rename(route: string, renamed: ReadonlyMap<string, string>): void {
     for (const s of this.#slots) s.rename(route, renamed, this.#pool);
     this.#history.rename(route, renamed);
+    this.#rewritten.add(route);
+  }
+
+  /** A route's history points on this node, oldest minute first per endpoint. */
+  history(route: string): EndpointPoint[] {
+    const out: EndpointPoint[] = [];
+    for (const [template, h] of this.#history.of(route) ?? []) {
+      for (const point of h.points) out.push({ route, template, deduced: h.deduced, point });
+    }
+    return out;
+  }
+
+  /**
+   * What to share of the history since the last call: the points written since, and the whole
+   * history of each route a fold renamed (its points written before carry the old labels).
+   */
+  takeHistory(): { fresh: EndpointPoint[]; rewritten: Map<string, EndpointPoint[]> } {
+    const rewritten = new Map([...this.#rewritten].map((route) => [route, this.history(route)] as const));
+    const fresh = this.#fresh.filter((p) => !this.#rewritten.has(p.route));
+    this.#fresh = [];
+    this.#rewritten.clear();
+    return { fresh, rewritten };
   }
 
   tick(now: number): void {
@@ -150,7 +183,9 @@ export class MetricsRing {
     this.tick(now);
     const from = Math.max(this.#start, this.#open - POINTS);
     const slots = this.#minuteSlots();
-    return snapshotOf(from * (INTERVAL_MS / 1000), this.points(now), gatherNode(slots), gatherRoutes(slots), this.#scratch);
+    const routes = gatherRoutes(slots);
+    const endpoints = new Map([...routes.keys()].map((route) => [route, gatherEndpoints(route, slots)] as const));
+    return snapshotOf(from * (INTERVAL_MS / 1000), this.points(now), gatherNode(slots), routes, endpoints, this.#scratch);
   }
 
   #slot(n: number): IntervalSlot {
@@ -191,7 +226,9 @@ export class MetricsRing {
     for (const route of routes) {
       for (const [template, g] of gatherEndpoints(route, slots)) {
         const p95 = percentileMs(sum(g.parts, this.#scratch), 95);
-        this.#history.write(route, template, g.deduced, { t: m * 60, requests: g.requests, failed: g.failed, p95 });
+        const point = { t: m * 60, requests: g.requests, failed: g.failed, p95 };
+        this.#history.write(route, template, g.deduced, point);
+        this.#fresh.push({ route, template, deduced: g.deduced, point });
       }
     }
   }

@@ -27,6 +27,12 @@ export interface WireTally {
   readonly latency: string | null;
 }
 
+/** An endpoint's minute on one node. */
+export interface WireEndpoint extends WireTally {
+  readonly template: string;
+  readonly deduced: boolean;
+}
+
 export interface WireSnapshot {
   /** Epoch seconds of the first point: the node's start, or an hour ago. */
   readonly from: number;
@@ -35,6 +41,8 @@ export interface WireSnapshot {
   readonly failed: readonly number[];
   readonly minute: WireTally;
   readonly routes: readonly (WireTally & { readonly route: string })[];
+  /** Each route's endpoints over the minute (absent from a summary written before they were shared). */
+  readonly endpoints?: Readonly<Record<string, readonly WireEndpoint[]>>;
   /** Read from a node whose summary is older than FRESH: its past counts, no longer a node that answers. */
   readonly stale?: true;
 }
@@ -57,17 +65,26 @@ export interface ClusterMetrics {
 
 const STEP_S = INTERVAL_MS / 1000;
 
-export function snapshotOf(from: number, points: readonly Point[], node: Gathered, routes: ReadonlyMap<string, Gathered>, scratch: Histogram): WireSnapshot {
+export function snapshotOf(
+  from: number, points: readonly Point[], node: Gathered, routes: ReadonlyMap<string, Gathered>,
+  endpoints: ReadonlyMap<string, ReadonlyMap<string, Gathered>>, scratch: Histogram,
+): WireSnapshot {
   const wire = (g: Gathered): WireTally => {
     const h = sum(g.parts, scratch);
     return { requests: g.requests, failed: g.failed, us: g.us, latency: h === null ? null : encode(h) };
   };
+  const perRoute: Record<string, WireEndpoint[]> = {};
+  for (const [route, templates] of endpoints) {
+    if (templates.size === 0) continue;
+    perRoute[route] = [...templates].map(([template, g]) => ({ template, deduced: g.deduced, ...wire(g) }));
+  }
   return {
     from,
     answered: points.map((p) => p.answered),
     failed: points.map((p) => p.failed),
     minute: wire(node),
     routes: [...routes].map(([route, g]) => ({ route, ...wire(g) })),
+    endpoints: perRoute,
   };
 }
 
@@ -105,7 +122,7 @@ export function sumNodes(snapshots: readonly WireSnapshot[], now: number): Clust
   };
 }
 
-function add(g: Gathered, t: WireTally): void {
+export function add(g: Gathered, t: WireTally): void {
   g.requests += t.requests;
   g.failed += t.failed;
   g.us += t.us;

@@ -18,6 +18,7 @@ import { Migration0016 } from './0016-signin-attempts.ts';
 import { Migration0017 } from './0017-node-marks.ts';
 import { Migration0018 } from './0018-audit-no-replace.ts';
 import { Migration0019 } from './0019-audit-organisation-from.ts';
+import { Migration0020 } from './0020-metrics-history.ts';
 
 /** Every migration, in order. Listed explicitly so compiled and tsx runs find the same set. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -40,4 +41,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0017-node-marks', class: Migration0017 },
   { name: '0018-audit-no-replace', class: Migration0018 },
   { name: '0019-audit-organisation-from', class: Migration0019 },
+  { name: '0020-metrics-history', class: Migration0020 },
 ];

@@ -36,7 +36,7 @@ export function Endpoints(props: { route: string; version: number | undefined; o
       {answer && (
         <>
           <p class="muted">
-            Over the last {answer.period}, as counted on node {answer.node} (an endpoint is counted on the node that answered it).
+            Over the last {answer.period}, summed over {answer.nodes === 1 ? '1 node' : `${answer.nodes} nodes`} (each call is counted by the node that answered it).
             A <span class="badge warn">deduced</span> template is the gateway's guess from the paths it saw; declare the route's endpoints to name them.
           </p>
           <div class="table-wrap">

@@ -58,8 +58,10 @@ export interface Endpoint {
 export interface RouteEndpoints {
   readonly route: string;
   readonly period: string;
-  /** The node that answered: an endpoint is counted on the node that served it. */
+  /** The node that answered this read. */
   readonly node: string;
+  /** Nodes whose endpoints are summed: each call is counted by the node that served it. */
+  readonly nodes: number;
   readonly endpoints: readonly Endpoint[];
 }
 
