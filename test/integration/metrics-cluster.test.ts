@@ -147,6 +147,18 @@ async function send(node: Node, path: string, times = 1): Promise<void> {
 }
 
 /** The summaries in the database: node -> updated_at. */
+/** The history points a node wrote (metrics_history): [route, template, t, requests]. */
+async function historyRows(db: TestDatabase, node: string): Promise<Array<[string, string, number, number]>> {
+  const client = new pg.Client({ connectionString: db.databaseUrl });
+  await client.connect();
+  try {
+    const r = await client.query('select route, template, t, requests from metrics_history where node = $1 order by t, route, template', [node]);
+    return r.rows.map((x: { route: string; template: string; t: string; requests: number }) => [x.route, x.template, Number(x.t), x.requests]);
+  } finally {
+    await client.end();
+  }
+}
+
 async function rows(db: TestDatabase): Promise<Map<string, number>> {
   const client = new pg.Client({ connectionString: db.databaseUrl });
   await client.connect();
@@ -439,6 +451,12 @@ describe('traffic metrics summed over the nodes on one database', cluster, () =>
     assertSums(before, expected(a.now(), three(c1)), 'three nodes');
     assert.deepEqual(before.points.at(-1), { t: first * 5, answered: 12, failed: 0, nodes: 3 });
     assert.equal(before.points.find((p: Json) => p.t === c1.life.from * 5).nodes, 3, 'C covers the points from its start');
+    // Once the minute closed, C's tail endpoint has a history point, written under C's name.
+    const minute = Math.floor(a.now() / 60_000);
+    while (Math.floor(a.now() / 60_000) === minute) await step([a, b, c1], admin);
+    assert.deepEqual(await historyRows(db, 'node-c'), [['tail', 'GET /x', minute * 60, 5]], 'C wrote its point of the minute');
+    const tailOnA = (await admin(a).get('/api/metrics/routes/tail')).json as Json;
+    assert.deepEqual(tailOnA.endpoints[0].history.map((h: Json) => [h.t, h.requests]), [[minute * 60, 5]], 'A lists C\'s point');
 
     await c1.t.close();
     c1.unfollow();
@@ -456,6 +474,7 @@ describe('traffic metrics summed over the nodes on one database', cluster, () =>
     await keepStep(c2, [a, b]);
     const summaries = await rows(db);
     assert.deepEqual([...summaries], [['node-a', a.now()], ['node-b', a.now()], ['node-c', a.now()]], 'one row per node name: the new C replaced its previous life\'s');
+    assert.deepEqual(await historyRows(db, 'node-c'), [], 'the new C removed its previous life\'s history: a restart starts anew');
 
     const now = Math.floor(a.now() / STEP_MS);
     await send(a, '/shop/x', 2);
