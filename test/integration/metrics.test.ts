@@ -116,6 +116,13 @@ test('endpoints: declared, deduced with identifiers folded; never a user name, a
   const history = (await root.get('/api/metrics/routes/shop')).json.endpoints.find((e: any) => e.template === 'GET /orders/{id}').history;
   assert.ok(history.length >= 1 && history.length <= 70, JSON.stringify(history));
   assert.equal((await root.get('/api/metrics/routes/nowhere')).status, 404);
+  // The points were written to the store for the other nodes (none here): without a complaint, and
+  // this node's own history is not counted twice.
+  await advance('PT5S');
+  const again = (await root.get('/api/metrics/routes/shop')).json;
+  assert.equal(again.nodes, 1);
+  assert.deepEqual(again.endpoints.find((e: any) => e.template === 'GET /orders/{id}').history, history);
+  assert.ok(!t.logs.some((r) => /cannot be shared|could not be closed/.test(r.msg)), JSON.stringify(t.logs.filter((r) => r.level !== 'info').map((r) => r.msg)));
 });
 
 test('root or gateway-admin; the live feed starts with the snapshot and moves with each interval', async () => {
