@@ -109,7 +109,24 @@ export async function serveApi<P>(router: Router<P>, ex: Exchange, authenticate:
   };
   const reply: ApiReply = await match.route.handler(ctx);
   if (ex.responded) return true;
-  if (reply.raw !== undefined) ex.send(reply.status ?? 200, { ...API_HEADERS, ...reply.headers }, reply.raw);
+  if (reply.stream !== undefined) await sendStream(ex, reply.status ?? 200, { ...API_HEADERS, ...reply.headers }, reply.stream);
+  else if (reply.raw !== undefined) ex.send(reply.status ?? 200, { ...API_HEADERS, ...reply.headers }, reply.raw);
   else sendJson(ex, reply.status ?? 200, reply.body, reply.headers);
   return true;
+}
+
+/** Writes each piece as it comes, waiting while the caller reads slowly; stops when the caller left. */
+async function sendStream(ex: Exchange, status: number, headers: OutgoingHeaders, pieces: AsyncIterable<string>): Promise<void> {
+  ex.writeHead(status, headers);
+  try {
+    for await (const piece of pieces) {
+      if (ex.aborted) return;
+      if (!ex.write(Buffer.from(piece, 'utf8'))) await ex.drained();
+    }
+  } catch (err) {
+    // The head is out: an answer broken off half-way can only end with a cut connection.
+    ex.abort();
+    throw err;
+  }
+  ex.end();
 }

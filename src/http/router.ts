@@ -22,6 +22,11 @@ export interface ApiReply {
   readonly body?: unknown;
   /** Sent as it is instead of `body` as JSON (an export file); `headers` give its content-type. */
   readonly raw?: string | Uint8Array;
+  /**
+   * Sent piece by piece as it is made, without a length (an export too large to hold as one
+   * string); `headers` give its content-type. A failure once it started cuts the answer.
+   */
+  readonly stream?: AsyncIterable<string>;
   readonly headers?: Readonly<Record<string, string | readonly string[]>>;
 }
 

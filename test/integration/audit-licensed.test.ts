@@ -114,6 +114,7 @@ test('the export: CSV of the filtered view within the caller\'s perimeter, one r
   const rows = a.text.trimEnd().split('\r\n');
   assert.equal(rows[0], 'when,part,action,actor,token,target_kind,target_id,target_name,organisation,address,detail,changes,trace_id,attributes');
   assert.equal(rows.length - 1, listed.length, 'one row per line of the same view');
+  assert.equal(a.headers['content-length'], undefined, 'written as it is read, without a length');
   assert.ok(rows.some((r) => r.includes(`"'=HYPERLINK(""http://evil"")"`)), 'a typed formula is written as text');
   const routeRow = rows.find((r) => r.includes(',route.create,') && r.includes(',pushed,'))!;
   assert.match(routeRow, /^\d{4}-\d{2}-\d{2}T[\d:.]+Z,changes,route\.create,root,auditor,route,pushed,pushed,/);
@@ -126,12 +127,24 @@ test('the export: CSV of the filtered view within the caller\'s perimeter, one r
   assert.ok(!theirs.text.includes(',console,'), 'console sign-ins are root\'s');
   assert.equal((await apps.get('/api/audit/export?limit=5')).status, 400);
 
+  // A selection larger than one piece of the stream (64 KiB) comes whole, one row per line, in the trail's order.
+  for (let i = 0; i < 300; i++) assert.equal((await root.put(`/api/roles/bulk-role-${String(i).padStart(3, '0')}-${'r'.repeat(80)}`, {})).status, 201);
+  await settle();
+  const roleLines = (await root.get('/api/audit?targetKind=role&limit=500')).json.events.length;
+  const bulk = await root.get('/api/audit/export?targetKind=role');
+  assert.equal(bulk.status, 200);
+  const bulkRows = bulk.text.trimEnd().split('\r\n').slice(1);
+  assert.ok(bulk.text.length > 64 * 1024, String(bulk.text.length));
+  assert.equal(bulkRows.length, roleLines);
+  assert.deepEqual(bulkRows.map((r) => /bulk-role-(\d{3})/.exec(r)?.[1]).filter((n) => n !== undefined), Array.from({ length: 300 }, (_, i) => String(299 - i).padStart(3, '0')), 'every row once, newest first');
+
   await settle();
   const exports = (await root.get('/api/audit?kind=audit.export')).json.events;
-  assert.equal(exports.length, 2);
-  assert.deepEqual(exports.map((e: any) => e.actor.account), ['apps', 'root']);
-  assert.equal(exports[1].target.kind, 'audit');
-  assert.match(exports[1].detail, /rows; filters part=changes%2Csecurity/);
+  assert.equal(exports.length, 3);
+  assert.deepEqual(exports.map((e: any) => e.actor.account), ['root', 'apps', 'root']);
+  assert.equal(exports[0].detail, `${roleLines} rows; filters targetKind=role`);
+  assert.equal(exports[2].target.kind, 'audit');
+  assert.match(exports[2].detail, /rows; filters part=changes%2Csecurity/);
   assert.ok(!(await apps.get('/api/audit?limit=500')).json.events.some((e: any) => e.action === 'audit.export'), 'exports are read by root');
 });
 
