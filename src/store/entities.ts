@@ -363,6 +363,22 @@ export const MetricsNodeRow = defineEntity({
 });
 export type MetricsNodeRow = InferEntity<typeof MetricsNodeRow>;
 
+/** One node's endpoints of one route over the minute (core/metrics/cluster-endpoints.ts; migration 0020). */
+export const MetricsEndpointsRow = defineEntity({
+  name: 'MetricsEndpointsRow',
+  tableName: 'metrics_endpoints',
+  properties: (p) => ({
+    /** JSON of [node, route]. */
+    id: p.string().primary(),
+    node: p.string(),
+    route: p.string(),
+    updatedAt: p.bigint('number'),
+    /** WireEndpoint[] as JSON text (core/metrics/wire.ts). */
+    endpoints: p.text(),
+  }),
+});
+export type MetricsEndpointsRow = InferEntity<typeof MetricsEndpointsRow>;
+
 /** One endpoint's history point of one node (core/metrics/history.ts; migration 0020). */
 export const MetricsHistoryRow = defineEntity({
   name: 'MetricsHistoryRow',
@@ -399,5 +415,5 @@ export type SigninAttemptRow = InferEntity<typeof SigninAttemptRow>;
 
 export const ENTITIES = [
   Account, Session, Token, Change, Route, Role, Organisation, VaultEntry, SigningKeyRow, Schedule, ScheduleRun, SettingRow,
-  CertificateRow, PlacementRow, ConsoleTrafficRow, TrustedAuthority, AcmeAuthorityRow, MetricsNodeRow, MetricsHistoryRow, SigninAttemptRow,
+  CertificateRow, PlacementRow, ConsoleTrafficRow, TrustedAuthority, AcmeAuthorityRow, MetricsNodeRow, MetricsEndpointsRow, MetricsHistoryRow, SigninAttemptRow,
 ];

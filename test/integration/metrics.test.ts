@@ -116,7 +116,7 @@ test('endpoints: declared, deduced with identifiers folded; never a user name, a
   const history = (await root.get('/api/metrics/routes/shop')).json.endpoints.find((e: any) => e.template === 'GET /orders/{id}').history;
   assert.ok(history.length >= 1 && history.length <= 70, JSON.stringify(history));
   assert.equal((await root.get('/api/metrics/routes/nowhere')).status, 404);
-  // The points were written to the store for the other nodes (none here): without a complaint, and
+  // Sharing with other nodes (PostgreSQL; the SQLite file serves one node) makes no complaint, and
   // this node's own history is not counted twice.
   await advance('PT5S');
   const again = (await root.get('/api/metrics/routes/shop')).json;
@@ -167,4 +167,25 @@ test('root or gateway-admin; the live feed starts with the snapshot and moves wi
   } finally {
     await feed.close();
   }
+});
+
+test('a route named after a member of every JavaScript object is measured like any other', async () => {
+  for (const id of ['constructor', 'toString', '__proto__']) {
+    const put = await root.put(`/api/routes/${id}`, { upstream: up.origin, paths: [`/${id.replaceAll('_', 'u')}`] });
+    if (id === '__proto__') {
+      assert.equal(put.status, 400, 'not a name');
+      continue;
+    }
+    assert.equal(put.status, 201, put.text);
+    await call(`${data}/${id}/orders/1`);
+  }
+  await settled();
+  await advance('PT5S');
+  for (const id of ['constructor', 'toString']) {
+    const answer = await root.get(`/api/metrics/routes/${id}`);
+    assert.equal(answer.status, 200, answer.text);
+    assert.deepEqual(answer.json.endpoints.map((e: any) => [e.template, e.requests]), [[`GET /${id}/orders/{id}`, 1]], answer.text);
+  }
+  const routes = (await root.get('/api/metrics')).json.routes.map((r: any) => r.route);
+  assert.ok(routes.includes('constructor') && routes.includes('toString'), JSON.stringify(routes));
 });

@@ -9,14 +9,11 @@ import { endpointIndex } from '../../core/routes/endpoints.ts';
 import { sumNodes } from '../../core/metrics/wire.ts';
 import { PERIOD } from '../../core/metrics/summary.ts';
 import type { Templated } from '../../core/routes/template-index.ts';
-import { sumEndpoints } from '../../core/metrics/cluster-endpoints.ts';
-import type { EndpointPoint } from '../../core/metrics/ring.ts';
-import { clearOwnHistory, readHistory, readOthers, sweepHistory, sweepNodes, writeHistory, writeOwn } from './node-rows.ts';
+import type { WireSnapshot } from '../../core/metrics/wire.ts';
+import { readOthers, sweepNodes, writeOwn } from './node-rows.ts';
+import { SharedEndpoints } from './shared-endpoints.ts';
 import { SAMPLE_WIDTH, type MetricsCalls, type MetricsEvent, type MetricsInit, type MetricsTells, type SampleBatch } from './messages.ts';
 import { OUTCOMES } from './samples.ts';
-
-/** History points held at most while the database cannot take them. */
-const PENDING_MAX = 50_000;
 
 runActor<MetricsInit, MetricsCalls, MetricsEvent, MetricsTells>(async (init, ctx) => {
   const store = await openStore({ ...init.store, poolSize: 1 });
@@ -24,24 +21,13 @@ runActor<MetricsInit, MetricsCalls, MetricsEvent, MetricsTells>(async (init, ctx
   const names = new Map<string, RouteEndpoints>();
   let declared: Record<string, readonly Templated[]> = {};
   let failing = false;
-  /** This node's history rows from before its start are removed once, before it writes any. */
-  let historyCleared = false;
-  /** The clock minute of the last sweep of old history rows: one sweep a minute is enough. */
-  let sweptMinute = -1;
-  /** History points not written yet (the database was away); a rewrite per route relabelled by a fold. */
-  let pendingPoints: EndpointPoint[] = [];
-  const pendingRewrites = new Map<string, EndpointPoint[]>();
-  const takeHistory = () => {
-    const { fresh, rewritten } = ring.takeHistory();
-    for (const [route, points] of rewritten) pendingRewrites.set(route, points);
-    pendingPoints = [...pendingPoints.filter((p) => !rewritten.has(p.route)), ...fresh];
-    // Seventy minutes of a large gateway's endpoints at most; older points are this node's own still.
-    if (pendingPoints.length > PENDING_MAX) pendingPoints = pendingPoints.slice(-PENDING_MAX);
-  };
+  const endpoints = new SharedEndpoints(store, init.node, ring, store.driver === 'postgresql');
+  /** A route's declared endpoints: an own member only (a route may be named `constructor`). */
+  const declaredOf = (route: string): readonly Templated[] => (Object.hasOwn(declared, route) ? declared[route]! : []);
 
   const namesOf = (route: string): RouteEndpoints => {
     let n = names.get(route);
-    if (n === undefined) names.set(route, (n = new RouteEndpoints(endpointIndex(declared[route] ?? []))));
+    if (n === undefined) names.set(route, (n = new RouteEndpoints(endpointIndex(declaredOf(route)))));
     return n;
   };
 
@@ -69,41 +55,30 @@ runActor<MetricsInit, MetricsCalls, MetricsEvent, MetricsTells>(async (init, ctx
   };
 
   /** Every other node's latest summary and this node's own, summed at `now`. */
-  const cluster = async (now = ctx.clock.now()) => {
+  const cluster = async (now = ctx.clock.now(), own: WireSnapshot = ring.snapshotForWire(now)) => {
     const others = await readOthers(store, init.node, now);
-    return sumNodes([ring.snapshotForWire(now), ...others], now);
+    return sumNodes([own, ...others], now);
   };
 
   const loop = every(ctx.clock, INTERVAL_MS, async () => {
     const now = ctx.clock.now();
     ring.tick(now);
     for (const n of names.values()) n.sweep(now);
-    takeHistory();
+    const own = ring.snapshotForWire(now);
+    endpoints.collect();
     try {
-      await writeOwn(store, init.node, now, ring.snapshotForWire(now));
+      await writeOwn(store, init.node, now, own);
       await sweepNodes(store, now);
-      if (!historyCleared) {
-        await clearOwnHistory(store, init.node);
-        historyCleared = true;
-      }
-      if (pendingPoints.length > 0 || pendingRewrites.size > 0) {
-        await writeHistory(store, init.node, pendingPoints, pendingRewrites);
-        pendingPoints = [];
-        pendingRewrites.clear();
-      }
-      if (Math.floor(now / 60_000) !== sweptMinute) {
-        await sweepHistory(store, now);
-        sweptMinute = Math.floor(now / 60_000);
-      }
+      await endpoints.write(now);
       // Summed at the tick's instant, as written: the interval sent is the one this tick closed.
-      ctx.emit({ type: 'interval', metrics: await cluster(now) });
+      ctx.emit({ type: 'interval', metrics: await cluster(now, own) });
       if (failing) ctx.log.info('metrics: the other nodes\' summaries are read and written again');
       failing = false;
     } catch (err) {
       // The ring goes on in memory: this node's own numbers never wait on the database.
       if (!failing) ctx.log.warn('metrics: the summaries of the other nodes cannot be shared now; this node shows its own', errorAttrs(err));
       failing = true;
-      ctx.emit({ type: 'interval', metrics: sumNodes([ring.snapshotForWire(now)], now) });
+      ctx.emit({ type: 'interval', metrics: sumNodes([own], now) });
     }
   }, (err) => ctx.log.error('metrics: an interval could not be closed', errorAttrs(err)), { rate: 'fixed' });
 
@@ -118,23 +93,10 @@ runActor<MetricsInit, MetricsCalls, MetricsEvent, MetricsTells>(async (init, ctx
           return sumNodes([ring.snapshotForWire(now)], now);
         }
       },
-      'metrics.route': async ({ id }) => {
-        const now = ctx.clock.now();
-        try {
-          const own = ring.snapshotForWire(now);
-          const others = await readOthers(store, init.node, now);
-          const history = await readHistory(store, init.node, id, now);
-          const minutes = [own, ...others].flatMap((s) => s.endpoints?.[id] ?? []);
-          const nodes = 1 + others.filter((s) => s.stale !== true).length;
-          return { route: id, period: PERIOD, nodes, endpoints: sumEndpoints(minutes, [...ring.history(id), ...history]) };
-        } catch {
-          // The database away: this node's own endpoints, as the snapshot shows its own numbers.
-          return { route: id, period: PERIOD, nodes: 1, endpoints: ring.endpoints(id, now) };
-        }
-      },
+      'metrics.route': async ({ id }) => ({ route: id, period: PERIOD, ...(await endpoints.read(id, ctx.clock.now())) }),
       'routes.declared': ({ routes }) => {
         declared = routes;
-        for (const [route, n] of names) n.redeclare(endpointIndex(declared[route] ?? []));
+        for (const [route, n] of names) n.redeclare(endpointIndex(declaredOf(route)));
         return null;
       },
     },

@@ -1,12 +1,13 @@
 /**
  * The summaries nodes share (migration 0014): each node upserts its own every interval and reads
  * the others'. A row silent for an hour holds nothing the curves still show, and is removed.
- * The endpoints' history points (migration 0020) are written once each, when their minute
- * closes, and removed after seventy minutes.
+ * A route's endpoints (migration 0020): each node replaces its rows of the routes that answered in
+ * the minute every interval; the history points are written once each, when their minute closes,
+ * and removed after seventy minutes.
  */
 import type { Store } from '../../store/orm.ts';
-import { MetricsHistoryRow, MetricsNodeRow } from '../../store/entities.ts';
-import type { WireSnapshot } from '../../core/metrics/wire.ts';
+import { MetricsEndpointsRow, MetricsHistoryRow, MetricsNodeRow } from '../../store/entities.ts';
+import type { WireEndpoint, WireSnapshot } from '../../core/metrics/wire.ts';
 import type { EndpointPoint } from '../../core/metrics/ring.ts';
 import type { NodePoint } from '../../core/metrics/cluster-endpoints.ts';
 import { HISTORY_MINUTES } from '../../core/metrics/history.ts';
@@ -27,7 +28,7 @@ export async function readOthers(store: Store, node: string, now: number): Promi
     try {
       const snapshot = JSON.parse(r.snapshot) as WireSnapshot;
       // A node that stopped answering keeps its past on the curves, not in the minute's numbers.
-      out.push(now - r.updatedAt <= FRESH_MS ? snapshot : { ...snapshot, minute: NOTHING, routes: [], endpoints: {}, stale: true });
+      out.push(now - r.updatedAt <= FRESH_MS ? snapshot : { ...snapshot, minute: NOTHING, routes: [], stale: true });
     } catch {
       // A row cut off is one node's hour missing, not a failed screen.
     }
@@ -39,12 +40,45 @@ export async function sweepNodes(store: Store, now: number): Promise<void> {
   await store.em().nativeDelete(MetricsNodeRow, { updatedAt: { $lte: now - HOUR_MS } });
 }
 
+/** The other nodes that wrote their summary within the last 15 s. */
+export async function freshOthers(store: Store, node: string, now: number): Promise<number> {
+  return store.em().count(MetricsNodeRow, { node: { $ne: node }, updatedAt: { $gt: now - FRESH_MS } });
+}
+
+/** This node's endpoints of each route that answered in the minute; its rows of the other routes go. */
+export async function writeEndpoints(store: Store, node: string, now: number, routes: ReadonlyMap<string, readonly WireEndpoint[]>): Promise<void> {
+  await store.em().transactional(async (tx) => {
+    await tx.nativeDelete(MetricsEndpointsRow, { node, route: { $nin: [...routes.keys()] } });
+    for (const [route, endpoints] of routes) {
+      await tx.upsert(MetricsEndpointsRow, { id: JSON.stringify([node, route]), node, route, updatedAt: now, endpoints: JSON.stringify(endpoints) });
+    }
+  });
+}
+
+/** The other nodes' endpoints of a route over the minute, from those that wrote within the last 15 s. */
+export async function readEndpoints(store: Store, node: string, route: string, now: number): Promise<WireEndpoint[]> {
+  const rows = await store.em().find(MetricsEndpointsRow, { route, node: { $ne: node }, updatedAt: { $gt: now - FRESH_MS } });
+  const out: WireEndpoint[] = [];
+  for (const r of rows) {
+    try {
+      out.push(...(JSON.parse(r.endpoints) as WireEndpoint[]));
+    } catch {
+      // A row cut off is one node's minute missing, not a failed screen.
+    }
+  }
+  return out;
+}
+
 /** A restarted node starts a new history: what it wrote under its name before is removed. */
 export async function clearOwnHistory(store: Store, node: string): Promise<void> {
   await store.em().nativeDelete(MetricsHistoryRow, { node });
 }
 
-/** Writes this node's new points, and for each route a fold relabelled, its whole history again. */
+/**
+ * Writes this node's new points and, for each route in `rewritten`, its whole history again (a
+ * fold relabelled it, or a write failed: a point may or may not be in the table, so the route's
+ * rows are replaced rather than added to).
+ */
 export async function writeHistory(store: Store, node: string, fresh: readonly EndpointPoint[], rewritten: ReadonlyMap<string, readonly EndpointPoint[]>): Promise<void> {
   const em = store.em();
   await em.transactional(async (tx) => {

@@ -21,7 +21,7 @@ import { type EndpointHistory, HISTORY_MINUTES, Histories, type HistoryPoint } f
 import { HistogramPool, newHistogram, percentileMs, sum } from './histogram.ts';
 import { gatherEndpoints, gatherNode, gatherRoutes, IntervalSlot } from './interval.ts';
 import { type MinuteSummary, minuteSummary, rank, type Rankings, type RouteMinute, routeMinute } from './summary.ts';
-import { snapshotOf, type WireSnapshot } from './wire.ts';
+import { snapshotOf, type WireEndpoint, wireEndpoints, type WireSnapshot } from './wire.ts';
 
 export { INTERVAL_MS, POINTS };
 /** Closed intervals in the minute. */
@@ -183,9 +183,20 @@ export class MetricsRing {
     this.tick(now);
     const from = Math.max(this.#start, this.#open - POINTS);
     const slots = this.#minuteSlots();
-    const routes = gatherRoutes(slots);
-    const endpoints = new Map([...routes.keys()].map((route) => [route, gatherEndpoints(route, slots)] as const));
-    return snapshotOf(from * (INTERVAL_MS / 1000), this.points(now), gatherNode(slots), routes, endpoints, this.#scratch);
+    return snapshotOf(from * (INTERVAL_MS / 1000), this.points(now), gatherNode(slots), gatherRoutes(slots), this.#scratch);
+  }
+
+  /** The endpoints over the minute of each route that answered in it (or of `only`), for the other nodes. */
+  endpointsForWire(now: number, only?: string): Map<string, WireEndpoint[]> {
+    this.tick(now);
+    const slots = this.#minuteSlots();
+    const routes = only === undefined ? new Set(slots.flatMap((s) => [...s.routes.keys()])) : [only];
+    const out = new Map<string, WireEndpoint[]>();
+    for (const route of routes) {
+      const templates = gatherEndpoints(route, slots);
+      if (templates.size > 0) out.set(route, wireEndpoints(templates, this.#scratch));
+    }
+    return out;
   }
 
   #slot(n: number): IntervalSlot {

@@ -41,8 +41,6 @@ export interface WireSnapshot {
   readonly failed: readonly number[];
   readonly minute: WireTally;
   readonly routes: readonly (WireTally & { readonly route: string })[];
-  /** Each route's endpoints over the minute (absent from a summary written before they were shared). */
-  readonly endpoints?: Readonly<Record<string, readonly WireEndpoint[]>>;
   /** Read from a node whose summary is older than FRESH: its past counts, no longer a node that answers. */
   readonly stale?: true;
 }
@@ -65,27 +63,24 @@ export interface ClusterMetrics {
 
 const STEP_S = INTERVAL_MS / 1000;
 
-export function snapshotOf(
-  from: number, points: readonly Point[], node: Gathered, routes: ReadonlyMap<string, Gathered>,
-  endpoints: ReadonlyMap<string, ReadonlyMap<string, Gathered>>, scratch: Histogram,
-): WireSnapshot {
-  const wire = (g: Gathered): WireTally => {
-    const h = sum(g.parts, scratch);
-    return { requests: g.requests, failed: g.failed, us: g.us, latency: h === null ? null : encode(h) };
-  };
-  const perRoute: Record<string, WireEndpoint[]> = {};
-  for (const [route, templates] of endpoints) {
-    if (templates.size === 0) continue;
-    perRoute[route] = [...templates].map(([template, g]) => ({ template, deduced: g.deduced, ...wire(g) }));
-  }
+function wireTally(g: Gathered, scratch: Histogram): WireTally {
+  const h = sum(g.parts, scratch);
+  return { requests: g.requests, failed: g.failed, us: g.us, latency: h === null ? null : encode(h) };
+}
+
+export function snapshotOf(from: number, points: readonly Point[], node: Gathered, routes: ReadonlyMap<string, Gathered>, scratch: Histogram): WireSnapshot {
   return {
     from,
     answered: points.map((p) => p.answered),
     failed: points.map((p) => p.failed),
-    minute: wire(node),
-    routes: [...routes].map(([route, g]) => ({ route, ...wire(g) })),
-    endpoints: perRoute,
+    minute: wireTally(node, scratch),
+    routes: [...routes].map(([route, g]) => ({ route, ...wireTally(g, scratch) })),
   };
+}
+
+/** A route's endpoints over the minute, as another node sums them in (cluster-endpoints.ts). */
+export function wireEndpoints(templates: ReadonlyMap<string, Gathered>, scratch: Histogram): WireEndpoint[] {
+  return [...templates].map(([template, g]) => ({ template, deduced: g.deduced, ...wireTally(g, scratch) }));
 }
 
 /** The cluster's metrics at `now` (epoch ms) from each node's latest snapshot. */
