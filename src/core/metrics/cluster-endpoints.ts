@@ -6,7 +6,7 @@
  * p95, since at most 5 % of either node's calls lie above it.
  */
 import { newHistogram, percentileMs, sum } from './histogram.ts';
-import type { HistoryPoint } from './history.ts';
+import { type HistoryPoint, joinPoints } from './history.ts';
 import { Gathered } from './interval.ts';
 import type { EndpointMinute } from './ring.ts';
 import { add, type WireEndpoint } from './wire.ts';
@@ -42,13 +42,7 @@ export function sumEndpoints(minutes: readonly WireEndpoint[], history: readonly
   }
   for (const { template, deduced, point } of history) {
     const points = entry(template, deduced).points;
-    const q = points.get(point.t);
-    points.set(point.t, q === undefined ? point : {
-      t: point.t,
-      requests: point.requests + q.requests,
-      failed: point.failed + q.failed,
-      p95: point.p95 === null ? q.p95 : q.p95 === null ? point.p95 : Math.max(point.p95, q.p95),
-    });
+    points.set(point.t, joinPoints(point, points.get(point.t)));
   }
   const scratch = newHistogram();
   const out: EndpointMinute[] = [];

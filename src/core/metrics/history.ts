@@ -62,16 +62,19 @@ export class Histories {
   }
 }
 
+/** Two points of one minute as one: counts added, the larger p95 (an upper bound of the merged one, see above). */
+export function joinPoints(p: HistoryPoint, q: HistoryPoint | undefined): HistoryPoint {
+  if (q === undefined) return p;
+  return {
+    t: p.t,
+    requests: p.requests + q.requests,
+    failed: p.failed + q.failed,
+    p95: p.p95 === null ? q.p95 : q.p95 === null ? p.p95 : Math.max(p.p95, q.p95),
+  };
+}
+
 function mergePoints(a: readonly HistoryPoint[], b: readonly HistoryPoint[]): HistoryPoint[] {
   const byMinute = new Map<number, HistoryPoint>();
-  for (const p of [...a, ...b]) {
-    const q = byMinute.get(p.t);
-    byMinute.set(p.t, q === undefined ? p : {
-      t: p.t,
-      requests: p.requests + q.requests,
-      failed: p.failed + q.failed,
-      p95: p.p95 === null ? q.p95 : q.p95 === null ? p.p95 : Math.max(p.p95, q.p95),
-    });
-  }
+  for (const p of [...a, ...b]) byMinute.set(p.t, joinPoints(p, byMinute.get(p.t)));
   return [...byMinute.values()].sort((x, y) => x.t - y.t);
 }
