@@ -110,7 +110,7 @@ export async function makeScheduledCall(view: ConfigView, pools: UpstreamPools, 
 
 async function callThrough(view: ConfigView, pools: UpstreamPools, call: ScheduledCall, now: number, hooks: CallHooks, record: RequestRecord | undefined): Promise<CallOutcome> {
   const done = (status: number, detail: string, extra: Partial<Pick<CallOutcome, 'retryAfterS' | 'stopped'>> = {}): CallOutcome => ({
-    scheduleId: call.scheduleId, runId: call.runId, attempt: call.attempt, status, detail, ...extra,
+    scheduleId: call.scheduleId, runId: call.runId, attempt: call.attempt, status, detail: withoutSecrets(detail, call.secrets), ...extra,
   });
   const sentence = (err: GatewayError) => `${err.status} ${STATUS_CODES[err.status] ?? ''}: ${err.detail}`.replace(' :', ':');
   const route = view.routesById.get(call.routeId);
@@ -156,4 +156,18 @@ async function callThrough(view: ConfigView, pools: UpstreamPools, call: Schedul
     if (record !== undefined) record.error = err.code;
     return done(err.status, sentence(err));
   }
+}
+
+/**
+ * The detail as stored and shown: each vault value the call's headers took is written as the
+ * reference that named it, longest first (a value inside another stays covered). A service that
+ * echoes a header, or an error quoting a key, must not put the secret in the run's history.
+ */
+export function withoutSecrets(detail: string, secrets: ScheduledCall['secrets']): string {
+  if (secrets === undefined || secrets.length === 0) return detail;
+  let out = detail;
+  for (const [name, value] of [...secrets].sort((a, b) => b[1].length - a[1].length)) {
+    if (value !== '') out = out.replaceAll(value, `\${${name}}`);
+  }
+  return out;
 }

@@ -346,12 +346,13 @@ export class Engine {
 
   /** The call as the schedule stands now (a replay sends the current payload). */
   async #callOf(s: CallSource, f: Flight): Promise<ScheduledCall> {
-    const { headers, unsealable } = await this.#resolveHeaders(s);
+    const { headers, unsealable, secrets } = await this.#resolveHeaders(s);
     return {
       scheduleId: s.id, runId: f.runId, attempt: f.attempt, routeId: s.routeId, method: s.method, path: s.path,
       headers, body: s.body ?? null, contentType: s.contentType ?? null,
       roles: s.roles, organisation: s.organisation ?? null, timeoutMs: s.timeoutMs, tokenId: s.tokenId,
       ...(unsealable.length > 0 ? { unsealable } : {}),
+      ...(secrets.length > 0 ? { secrets } : {}),
     };
   }
 
@@ -361,9 +362,9 @@ export class Engine {
    * values, so nothing of one tenant's calls comes from outside its scope; unknown names stay. A
    * name this node holds but cannot open is listed: the call is refused rather than sent with it.
    */
-  async #resolveHeaders(s: CallSource): Promise<{ headers: Record<string, string>; unsealable: string[] }> {
+  async #resolveHeaders(s: CallSource): Promise<{ headers: Record<string, string>; unsealable: string[]; secrets: Array<[string, string]> }> {
     const names = [...new Set(Object.values(s.headers).flatMap(referencedNames))];
-    if (names.length === 0) return { headers: s.headers, unsealable: [] };
+    if (names.length === 0) return { headers: s.headers, unsealable: [], secrets: [] };
     const rows = await this.o.store.em().find(VaultEntry, { scope: vaultScope(s.organisation ?? null), name: { $in: names } });
     const values = new Map<string, string>();
     const unsealable: string[] = [];
@@ -375,7 +376,8 @@ export class Engine {
         this.o.log.error('a vault value named by a schedule cannot be unsealed on this node', { schedule: s.id, name: r.name, reason: (err as Error).message });
       }
     }
-    return { headers: Object.fromEntries(Object.entries(s.headers).map(([k, v]) => [k, resolveReferences(v, (n) => values.get(n))])), unsealable };
+    const headers = Object.fromEntries(Object.entries(s.headers).map(([k, v]) => [k, resolveReferences(v, (n) => values.get(n))]));
+    return { headers, unsealable, secrets: [...values] };
   }
 
   /**

@@ -150,6 +150,12 @@ export interface ScheduledCall {
    * with the reference's text in place of the secret.
    */
   readonly unsealable?: readonly string[];
+  /**
+   * The vault values the headers took, by name (held in memory only): an answer that repeats one
+   * (a service echoing a header, an error quoting a key) is recorded with `${name}` in its place,
+   * since the run's detail is stored and shown (spec 1.1 rule 7).
+   */
+  readonly secrets?: ReadonlyArray<readonly [name: string, value: string]>;
 }
 
 /**
