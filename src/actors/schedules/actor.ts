@@ -168,7 +168,10 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent, SchedulesTells>(async (i
         // A finished delayed action replaced may fire again: it counts once more.
         if (s.finished && s.tokenId != null) await makeRoom(tx, s.tokenId, s.tokenName ?? null);
         const ended = engine.letGo(s, tx, 'the schedule was replaced');
+        const at = s.at;
         Object.assign(s, fields(input));
+        // A run out under another `at` (or another cadence) is not the new delayed action's turn.
+        if (s.inFlight && s.at != null && s.at !== at) s.inFlight = { ...s.inFlight, replaced: true };
         s.finished = false;
         s.deferrals = 0;
         rearm(s);

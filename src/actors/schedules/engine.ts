@@ -49,6 +49,10 @@ export interface Flight {
   readonly attempts?: readonly Attempt[];
   /** Set by a stopping node: the lease ended for everyone, whatever their clocks say. */
   readonly handedOver?: boolean;
+  /** The schedule was given another `at` (or cadence) while this run was out: it is not that turn. */
+  readonly replaced?: boolean;
+  /** A turn let go unsent (a pause, a replace): it did not run. */
+  readonly letGo?: boolean;
 }
 
 export interface Attempt {
@@ -541,7 +545,7 @@ export class Engine {
     if (pending.kind === 'retry' && last) {
       const f: Flight = {
         runId: last.runId, attempt: last.attempt, phase: 'calling', startedAt: now, scheduledFor: pending.scheduledFor,
-        node: this.o.node, leaseUntil: now, replayOf: pending.ofRun,
+        node: this.o.node, leaseUntil: now, replayOf: pending.ofRun, letGo: true,
       };
       return this.#closeIn(s, addRun, f, {
         state: 'failed', status: last.status, made: pending.attempts,
@@ -550,7 +554,7 @@ export class Engine {
     }
     const f: Flight = {
       runId: `run_${newId()}`, attempt: 0, phase: 'calling', startedAt: now, scheduledFor: pending.scheduledFor,
-      node: this.o.node, leaseUntil: now, replayOf: pending.ofRun, cause: 'deferred',
+      node: this.o.node, leaseUntil: now, replayOf: pending.ofRun, cause: 'deferred', letGo: true,
     };
     return this.#closeIn(s, addRun, f, {
       state: 'dropped', status: null, detail: `The turn put off by ${pending.ofRun ?? 'the service'} was let go: ${why}; nothing was sent.`,
@@ -632,7 +636,10 @@ export class Engine {
     // A paused schedule owes nothing: on resume its cadence governs, not a turn put off meanwhile.
     const deferMs = s.paused ? undefined : asked;
     if (asked !== undefined && s.paused) row.detail = `${row.detail} The schedule is paused: the turn is not put off.`.slice(0, 2000);
-    s.finished = s.at != null && !s.runRequest && deferMs === undefined;
+    // A delayed action is finished by its own turn only: not by a turn let go unsent (resume fires
+    // it again, within catchUp), nor by a run of the cadence it had before it was replaced.
+    const atTurn = s.at != null && f.letGo !== true && f.replaced !== true;
+    s.finished = atTurn && !s.runRequest && deferMs === undefined;
     if (deferMs !== undefined && s.deferrals + 1 < MAX_DEFERRALS) {
       s.deferrals += 1;
       const pending: PendingTurn = { kind: 'deferral', scheduledFor: f.scheduledFor, attempt: 1, attempts: [], ofRun: row.id };
@@ -641,7 +648,7 @@ export class Engine {
     } else {
       if (deferMs !== undefined) {
         row.detail = `${row.detail} This is the ${MAX_DEFERRALS}th deferral in a row: the turn is let go and the schedule's own cadence takes over.`.slice(0, 2000);
-        s.finished = s.at != null;
+        s.finished = atTurn;
       }
       s.deferrals = 0;
       s.nextRunAt = nextRunAt(s, { paused: s.paused, finished: s.finished, stopped: s.stopped != null, lastEndMs: ran ? now : null }, now);
