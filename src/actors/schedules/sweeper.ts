@@ -63,17 +63,21 @@ export class Sweeper {
     }
     const report = await em.transactional(async (tx) => {
       let runs = await tx.nativeDelete(ScheduleRun, { endedAt: { $lt: line } });
-      let schedules = 0;
+      let deleted: string[] = [];
       if (ids.length > 0) {
-        runs += await tx.nativeDelete(ScheduleRun, { scheduleId: { $in: ids } });
-        schedules = await tx.nativeDelete(Schedule, { id: { $in: ids }, finished: true, updatedAt: { $lt: line } });
+        // The schedules first, each only if it is still finished and old: one brought back meanwhile
+        // (run now, a PUT) stays, and so does its history. Then the runs of those actually gone.
+        await tx.nativeDelete(Schedule, { id: { $in: ids }, finished: true, inFlight: null, updatedAt: { $lt: line } });
+        const kept = new Set((await tx.find(Schedule, { id: { $in: ids } }, { fields: ['id'] })).map((k) => k.id));
+        deleted = ids.filter((id) => !kept.has(id));
+        if (deleted.length > 0) runs += await tx.nativeDelete(ScheduleRun, { scheduleId: { $in: deleted } });
       }
-      return { runs, schedules };
+      return { runs, schedules: deleted.length, deleted };
     });
-    for (const scheduleId of ids) this.o.publish({ type: 'schedule.deleted', scheduleId });
+    for (const scheduleId of report.deleted) this.o.publish({ type: 'schedule.deleted', scheduleId });
     if (report.runs > 0 || report.schedules > 0) {
       this.o.log.info('history swept', { runs: report.runs, finishedSchedules: report.schedules, retentionDays: Math.round(ms / 86_400_000) });
     }
-    return report;
+    return { runs: report.runs, schedules: report.schedules };
   }
 }
