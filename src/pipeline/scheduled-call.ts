@@ -63,7 +63,8 @@ function headersOf(call: ScheduledCall, type: string | undefined): Record<string
   for (const [name, value] of Object.entries(call.headers)) out[name.toLowerCase()] = value;
   // The gateway frames the body itself; a stored length could only be wrong.
   delete out['content-length'];
-  if (type !== undefined) out['content-type'] = type;
+  // A Content-Type among the headers is as explicit as `contentType`: it beats the body's own type.
+  if (type !== undefined && (call.contentType !== null || out['content-type'] === undefined)) out['content-type'] = type;
   return out;
 }
 
