@@ -14,7 +14,7 @@ import { applyChallenge } from './challenge-relay.ts';
 const TRAFFIC_EVERY_MS = 1000;
 
 export class CertClient {
-  readonly view = new TlsView();
+  readonly view: TlsView;
   /** ACME answers in flight, posted by the actor's issuer; the doors serve them. */
   readonly challenges = new AcmeChallenges();
   readonly host: ActorHost<CertCalls, CertInit, CertEvent, CertTells>;
@@ -30,6 +30,7 @@ export class CertClient {
     licensed?: boolean;
   }) {
     this.#clock = opts.clock;
+    this.view = new TlsView((id, reason) => opts.log.error('a placed certificate cannot be presented: OpenSSL refuses it; it is left out until replaced', { certificate: id, reason }));
     this.host = new ActorHost<CertCalls, CertInit, CertEvent, CertTells>({
       name: 'certs',
       module: siblingModule(import.meta.url, './actor.ts'),

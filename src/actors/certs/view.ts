@@ -30,23 +30,42 @@ export class TlsView {
   /** `https://<first application name>` once names are declared (spec 1.2 rule 13), else undefined. */
   issuer: string | undefined;
   #trust: Readonly<Record<DoorPlane, ProxyTrust | null>> = { console: null, app: null };
+  /** Material OpenSSL refused, by certificate id: told once per material, never presented. */
+  #refused = new Map<string, Material>();
+
+  /** @param onRefused told when OpenSSL will not load a certificate's material (the operational log). */
+  constructor(private readonly onRefused: (id: string, reason: string) => void = () => undefined) {}
 
   apply(s: TlsSnapshot): void {
+    // Contexts are kept while their material is the same, so a swap builds only what changed. One
+    // certificate OpenSSL will not load (a digest it refuses) is left out alone: the others, on
+    // every plane, still follow each snapshot.
+    const contexts = new Map<string, { material: Material; context: SecureContext }>();
+    const refused = new Map<string, Material>();
+    for (const m of s.material) {
+      const kept = this.#contexts.get(m.id);
+      if (kept && kept.material.cert === m.cert && kept.material.key === m.key) {
+        contexts.set(m.id, kept);
+        continue;
+      }
+      try {
+        contexts.set(m.id, { material: m, context: doorContext(m.cert, m.key) });
+      } catch (err) {
+        refused.set(m.id, m);
+        const before = this.#refused.get(m.id);
+        if (before?.cert !== m.cert || before.key !== m.key) this.onRefused(m.id, (err as Error).message);
+      }
+    }
     const material = new Map(s.material.map((m) => [m.id, m]));
     const records = new Map(s.certificates.map((c) => [c.id, c]));
     const served = new Map<TlsPlane, Served[]>(TLS_PLANES.map((p) => [p, []]));
     for (const p of s.placements) {
       const m = material.get(p.id);
       const r = records.get(p.id);
-      if (!m || !r || r.inactive.includes(p.plane)) continue;
+      if (!m || !r || r.inactive.includes(p.plane) || !contexts.has(p.id)) continue;
       served.get(p.plane)!.push({ id: p.id, names: r.names, notAfter: r.notAfter ?? 0, ...(r.notBefore == null ? {} : { notBefore: r.notBefore }), placedAt: p.placedAt, material: m });
     }
-    // Contexts are kept while their material is the same, so a swap builds only what changed.
-    const contexts = new Map<string, { material: Material; context: SecureContext }>();
-    for (const m of s.material) {
-      const kept = this.#contexts.get(m.id);
-      contexts.set(m.id, kept && kept.material.cert === m.cert && kept.material.key === m.key ? kept : { material: m, context: doorContext(m.cert, m.key) });
-    }
+    this.#refused = refused;
     this.records = records;
     this.settings = s.settings;
     const first = s.settings.doors.app.names[0];
