@@ -103,6 +103,19 @@ test('an authority is written with its EAB; no answer and no audit line carries 
   assert.equal(referenced.status, 201, referenced.text);
   assert.deepEqual(referenced.json.eab, { kid: EAB.kid, hmacKey: '$ACME_HMAC' });
 
+  // The vault is app-admin's: an infra-admin may not sign with one of its values, nor learn which it holds.
+  assert.equal((await admin.post('/api/accounts', { name: 'infra', password: 'infra-password-1', capabilities: ['infra-admin'] })).status, 201);
+  const infra = await signInAdmin(t.url('control'), 'infra', 'infra-password-1');
+  for (const hmacKey of ['$ACME_HMAC', '$NO_SUCH_VALUE']) {
+    const refused = await infra.post('/api/acme/authorities', { name: `infra-${hmacKey.slice(1)}`, directory: pebble.directory, rootCa: pebble.rootCa, termsAccepted: true, eab: { kid: EAB.kid, hmacKey } });
+    assert.deepEqual([refused.status, refused.json.code, refused.json.field], [403, 'capability', 'eab.hmacKey'], refused.text);
+  }
+  const moved = await infra.put(`/api/acme/authorities/${referenced.json.id}`, { name: 'pebble-alpn', directory: 'https://elsewhere.example/dir', termsAccepted: true, eab: { kid: EAB.kid } });
+  assert.deepEqual([moved.status, moved.json.code], [403, 'capability'], 'keeping the reference for another directory is using it too');
+  const literal = await infra.post('/api/acme/authorities', { name: 'infra-literal', directory: pebble.directory, rootCa: pebble.rootCa, termsAccepted: true, eab: EAB });
+  assert.equal(literal.status, 201, 'the HMAC key itself is the infra-admin\'s to give');
+  assert.equal((await admin.del(`/api/acme/authorities/${literal.json.id}`)).status, 204);
+
   const missing = await authority({ name: 'nowhere', eab: { kid: EAB.kid, hmacKey: '$NO_SUCH_VALUE' } });
   assert.equal(missing.status, 400, missing.text);
   assert.equal(missing.json.field, 'eab.hmacKey');

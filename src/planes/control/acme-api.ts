@@ -12,6 +12,8 @@ import { callerOf, type Principal } from '../principal.ts';
 import { requireLicensed } from '../edition.ts';
 import { requireCapability } from './auth.ts';
 import { idParam, notFound, seconds, TIMES, WRITE_REFUSALS } from './resource-docs.ts';
+import { GatewayError } from '../../http/errors.ts';
+import { SEALED } from '../../core/tls/acme-authority.ts';
 
 const TAGS = ['tls', 'acme'];
 const BASE = '/api/acme/authorities';
@@ -56,6 +58,26 @@ function body(r: AcmeAuthorityRecord): Record<string, unknown> {
   return { ...r, createdAt: seconds(r.createdAt), updatedAt: seconds(r.updatedAt) };
 }
 
+/**
+ * An authority whose EAB HMAC key is a vault reference signs with that vault value and sends the
+ * signature to the directory the authority names: writing one, or keeping a stored one across a
+ * change, is using the application's vault, which is app-admin's (vault-api.ts). Checked before
+ * the name is looked up, so an infra-admin learns nothing of what the vault holds.
+ */
+function requireVaultRight(principal: Principal, written: unknown, stored: AcmeAuthorityRecord | null): void {
+  const eab = typeof written === 'object' && written !== null ? (written as { eab?: unknown }).eab : undefined;
+  if (typeof eab !== 'object' || eab === null) return;
+  const hmacKey = (eab as { hmacKey?: unknown }).hmacKey;
+  const names = typeof hmacKey === 'string' && hmacKey.startsWith('$');
+  const keeps = (hmacKey === undefined || hmacKey === SEALED) && stored?.eab != null && stored.eab.hmacKey.startsWith('$');
+  if (!names && !keeps) return;
+  try {
+    requireCapability(principal, 'app-admin');
+  } catch {
+    throw new GatewayError('capability', 'An EAB HMAC key taken from the vault uses the application\'s vault, which needs the app-admin capability (or root); give the HMAC key itself.', 'eab.hmacKey');
+  }
+}
+
 export function addAcmeApi(router: Router<Principal>, gw: GatewayContext): void {
   const allowed = (principal: Principal) => {
     requireCapability(principal, 'infra-admin');
@@ -82,7 +104,9 @@ export function addAcmeApi(router: Router<Principal>, gw: GatewayContext): void 
     responses: { 201: { description: 'created', schema: AUTHORITY }, ...WRITE_REFUSALS, 409: { description: 'acme.authority-taken' } },
   }, async (ctx) => {
     allowed(ctx.principal);
-    const created = await gw.certs.call('acme.authority.put', { id: null, authority: (await ctx.json()) as AcmeAuthorityInput }, callerOf(gw, ctx.principal, ctx.ex));
+    const written = await ctx.json();
+    requireVaultRight(ctx.principal, written, null);
+    const created = await gw.certs.call('acme.authority.put', { id: null, authority: written as AcmeAuthorityInput }, callerOf(gw, ctx.principal, ctx.ex));
     return { status: 201, headers: { location: `${BASE}/${created!.id}` }, body: body(created!) };
   });
 
@@ -101,7 +125,9 @@ export function addAcmeApi(router: Router<Principal>, gw: GatewayContext): void 
   }, async (ctx) => {
     allowed(ctx.principal);
     const id = idParam(ctx.params, 'ACME authority');
-    const put = await gw.certs.call('acme.authority.put', { id, authority: (await ctx.json()) as AcmeAuthorityInput }, callerOf(gw, ctx.principal, ctx.ex));
+    const written = await ctx.json();
+    requireVaultRight(ctx.principal, written, await one(id));
+    const put = await gw.certs.call('acme.authority.put', { id, authority: written as AcmeAuthorityInput }, callerOf(gw, ctx.principal, ctx.ex));
     if (!put) throw notFound('ACME authority', id);
     return { body: body(put) };
   });
