@@ -237,11 +237,24 @@ test('file system: paths only, exclusions refused, the pair re-read every 30 s w
   await until('the third certificate presented', () => presented(port, 'files.example.test').then((p) => p.fingerprint256), (f) => f === thirdPrint);
   assert.equal((await root.get(`/api/certificates/${id}`)).json.detail, null, 'a pair again');
 
+  // A new pair on disk is presented once the 30-s read stored what it says: a change in between
+  // (another certificate made) still presents the pair the stored names describe.
+  const fourth = kit.leaf('fourth', 'DNS:fourth.example.test');
+  writeFileSync(certPath, fourth.cert);
+  writeFileSync(keyPath, fourth.key);
+  assert.equal((await root.post('/api/certificates', { source: 'self-signed', names: ['unrelated.example.test'] })).status, 201);
+  const waiting = await until('the record says the files hold another certificate', () => root.get(`/api/certificates/${id}`), (r) => /another certificate/.test(String(r.json.detail)));
+  assert.deepEqual([...waiting.json.names].sort(), ['files.example.test', 'third.example.test']);
+  assert.equal((await presented(port, 'files.example.test')).fingerprint256, thirdPrint, 'the pair the stored names describe');
+  const fourthPrint = opensslFingerprint('fourth.pem');
+  assert.equal((await advance('PT30S')).status, 200);
+  await until('the fourth certificate presented', () => presented(port, 'fourth.example.test').then((p) => p.fingerprint256), (f) => f === fourthPrint);
+
   rmSync(certPath);
   rmSync(keyPath);
   assert.equal((await advance('PT30S')).status, 200);
   const gone = await until('the record says missing', () => root.get(`/api/certificates/${id}`), (r) => r.json.state === 'missing');
-  assert.equal(gone.json.fingerprint, thirdPrint, 'the last certificate read is kept');
+  assert.equal(gone.json.fingerprint, fourthPrint, 'the last certificate read is kept');
   assert.equal((await root.put(`/api/certificates/${id}/placement`, { planes: [] })).status, 200);
 });
 

@@ -105,6 +105,8 @@ export interface Built {
  * A placed file-system pair is kept in `lastGood` (the actor's, from one publish to the next): a
  * runtime renewing it writes one file before the other, and while the two disagree the last pair
  * read goes on being presented, said in the detail. A pair whose files are gone is not served.
+ * Nor is a new pair on disk before the 30-s read stored what it says: the doors choose a
+ * certificate by the stored names, so until then the last pair read goes on being presented.
  */
 export function build(loaded: Loaded, settings: TlsSettings, masterKey: Buffer, nowMs: number, lastGood: Map<string, Material> = new Map()): Built {
   const placedOn = new Map<string, TlsPlane[]>();
@@ -120,7 +122,12 @@ export function build(loaded: Loaded, settings: TlsSettings, masterKey: Buffer, 
     if (planes.length > 0 || row.source === 'file') {
       const opened = keyOf(row, masterKey);
       const last = row.source === 'file' && planes.length > 0 ? lastGood.get(row.id) : undefined;
-      if (!('problem' in opened)) {
+      if (!('problem' in opened) && last !== undefined && row.certPem != null && opened.cert !== row.certPem) {
+        material.push(last);
+        kept.add(row.id);
+        held = 'the files on disk hold another certificate, presented once it is read (within 30 s); the last pair read is presented until then';
+        fromLastPair.add(row.id);
+      } else if (!('problem' in opened)) {
         if (planes.length > 0) {
           const m = { id: row.id, cert: opened.cert, key: opened.key };
           material.push(m);
@@ -132,14 +139,14 @@ export function build(loaded: Loaded, settings: TlsSettings, masterKey: Buffer, 
       } else if (last !== undefined && opened.gone !== true) {
         material.push(last);
         kept.add(row.id);
-        held = opened.problem;
+        held = `the files on disk make no pair now: ${opened.problem}; the last pair read is presented until they do`;
         fromLastPair.add(row.id);
       } else {
         keyProblem = opened;
       }
     }
     const { state, detail } = held !== null
-      ? { state: 'active' as const, detail: `the files on disk make no pair now: ${held}; the last pair read is presented until they do` }
+      ? { state: 'active' as const, detail: held }
       : stateOf(row, keyProblem, Math.floor(nowMs / 1000));
     records.push({
       id: row.id, name: row.name, names: row.names, issuer: row.issuer ?? null,
