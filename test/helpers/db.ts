@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { migrate, openStore, type Store } from '../../src/store/orm.ts';
 
 export const TEST_DATABASE = (process.env.MEERKAT_TEST_DATABASE ?? 'sqlite') as 'sqlite' | 'postgres';
 const PG_ADMIN_URL = process.env.MEERKAT_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -44,4 +45,21 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       await admin((c) => c.query(`drop database if exists ${name} with (force)`));
     },
   };
+}
+
+/**
+ * A migrated database of its own and a store on it, for tests of what uses the store directly.
+ * `poolSize` 1 by default: on PostgreSQL each statement then runs on the connection the one
+ * before used, where a setting leaked would show. Migrating holds a connection of its own for its
+ * lock, so it opens a store of its own first.
+ */
+export async function migratedStore(poolSize = 1): Promise<{ db: TestDatabase; store: Store }> {
+  const db = await createTestDatabase();
+  const migrator = await openStore({ dataDir: db.dataDir, databaseUrl: db.databaseUrl }, { migrations: true });
+  try {
+    await migrate(migrator);
+  } finally {
+    await migrator.close();
+  }
+  return { db, store: await openStore({ dataDir: db.dataDir, databaseUrl: db.databaseUrl, poolSize }) };
 }

@@ -2,8 +2,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import Database from 'libsql';
-import { createTestDatabase, TEST_DATABASE, type TestDatabase } from '../helpers/db.ts';
-import { migrate, openStore, sqliteFile, type Store } from '../../src/store/orm.ts';
+import { migratedStore, TEST_DATABASE, type TestDatabase } from '../helpers/db.ts';
+import { sqliteFile, type Store } from '../../src/store/orm.ts';
 import { insertEvents, queryEvents, sweepEvents, type AuditQuery, type NewAuditRow } from '../../src/store/audit.ts';
 import {
   DEFAULT_AUDIT_RETENTION, DEFAULT_OPERATION_RETENTION, durationBefore, isOperationRetention, readAuditSettings, sweepLines,
@@ -14,22 +14,11 @@ let db: TestDatabase;
 let store: Store;
 const opened: Array<{ db: TestDatabase; store: Store }> = [];
 
-/**
- * A migrated database of its own. One connection in the pool: on PostgreSQL the statement after
- * a sweep then runs on the connection the sweep used, where a leaked setting would show.
- */
+/** A migrated database of its own (helpers/db.ts), closed and dropped after the file. */
 async function fresh(): Promise<{ db: TestDatabase; store: Store }> {
-  const db = await createTestDatabase();
-  // Migrating holds a connection of its own for its lock, so it needs a pool of two.
-  const migrator = await openStore({ dataDir: db.dataDir, databaseUrl: db.databaseUrl }, { migrations: true });
-  try {
-    await migrate(migrator);
-  } finally {
-    await migrator.close();
-  }
-  const store = await openStore({ dataDir: db.dataDir, databaseUrl: db.databaseUrl, poolSize: 1 });
-  opened.push({ db, store });
-  return { db, store };
+  const made = await migratedStore();
+  opened.push(made);
+  return made;
 }
 
 before(async () => {

@@ -7,8 +7,8 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { migrate, openStore, type Store } from '../../src/store/orm.ts';
+import { migratedStore, type TestDatabase } from '../helpers/db.ts';
+import type { Store } from '../../src/store/orm.ts';
 import { MetricsRing } from '../../src/core/metrics/ring.ts';
 import { SharedEndpoints } from '../../src/actors/metrics/shared-endpoints.ts';
 import { MetricsHistoryRow } from '../../src/store/entities.ts';
@@ -19,14 +19,7 @@ const T0 = Date.UTC(2026, 10, 27, 10, 0, 1);
 const MINUTE = 60_000;
 
 before(async () => {
-  db = await createTestDatabase();
-  const migrator = await openStore({ dataDir: db.dataDir, databaseUrl: db.databaseUrl }, { migrations: true });
-  try {
-    await migrate(migrator);
-  } finally {
-    await migrator.close();
-  }
-  store = await openStore({ dataDir: db.dataDir, databaseUrl: db.databaseUrl, poolSize: 1 });
+  ({ db, store } = await migratedStore());
 });
 after(async () => {
   await store.close();

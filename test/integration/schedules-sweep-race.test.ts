@@ -6,8 +6,8 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { migrate, openStore, type Store } from '../../src/store/orm.ts';
+import { migratedStore, type TestDatabase } from '../helpers/db.ts';
+import type { Store } from '../../src/store/orm.ts';
 import { Schedule, ScheduleRun } from '../../src/store/entities.ts';
 import { Sweeper } from '../../src/actors/schedules/sweeper.ts';
 import type { FeedEvent } from '../../src/actors/schedules/messages.ts';
@@ -20,14 +20,7 @@ const NOW = Date.UTC(2026, 10, 27, 12, 0, 0);
 const DAY = 86_400_000;
 
 before(async () => {
-  db = await createTestDatabase();
-  const migrator = await openStore({ dataDir: db.dataDir, databaseUrl: db.databaseUrl }, { migrations: true });
-  try {
-    await migrate(migrator);
-  } finally {
-    await migrator.close();
-  }
-  store = await openStore({ dataDir: db.dataDir, databaseUrl: db.databaseUrl, poolSize: 2 });
+  ({ db, store } = await migratedStore(2));
 });
 after(async () => {
   await store.close();

@@ -1,7 +1,11 @@
 /**
- * A delayed action (`at`, spec 1.1 rule 21) is finished by its own turn only: not by a run of the
- * cadence it had before a PUT gave it its moment, nor by a retry a pause let go unsent (resume
- * then fires it, within catchUp).
+ * What a scheduled call carries and how its turn ends, as a backend using the scheduling API sees
+ * them (spec 1.1, 2.1):
+ * - a vault value the headers name never lands in what the gateway stores or shows (rule 7), even
+ *   when the service repeats it: the run's detail carries the reference instead;
+ * - a delayed action (`at`, rule 21) is finished by its own turn only: not by a run of the cadence
+ *   it had before a PUT gave it its moment, nor by a retry a pause let go unsent (resume fires it);
+ * - the body's media type: `contentType` first, then a `Content-Type` header, then the body's own.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -28,6 +32,34 @@ after(async () => {
 });
 
 const internal = internalWith(() => t.url('internal'), () => token);
+
+test('a service that echoes a header taken from the vault: the run records the reference, not the secret', async () => {
+  assert.ok((await root.put('/api/vault/API_KEY', { value: 'sk_live_SECRET123' })).status < 300);
+  assert.ok((await root.put('/api/vault/API_KEY_OLD', { value: 'sk_live_SECRET123_old' })).status < 300);
+  const seen: string[] = [];
+  up.handle((req, res) => {
+    seen.push(String(req.headers['x-api-key']));
+    res.writeHead(400, { 'content-type': 'text/plain' });
+    res.end(`invalid key ${req.headers['x-api-key']} (also tried ${req.headers['x-old-key']})`);
+  });
+  try {
+    const made = await internal('POST', '/api/schedules', { routeId: 'jobs', path: '/jobs/x', every: 'PT1H', headers: { 'X-Api-Key': '${API_KEY}', 'X-Old-Key': '$API_KEY_OLD' } });
+    assert.equal(made.status, 201, made.text);
+    assert.equal((await internal('POST', `/api/schedules/${made.json.id}/run`)).status < 300, true);
+    const runs = await until(async () => {
+      const r = await internal('GET', `/api/schedules/${made.json.id}/runs`);
+      return Array.isArray(r.json) && r.json.length > 0 && r.json[0].detail ? r : undefined;
+    }, 'the run answered');
+    assert.deepEqual(seen, ['sk_live_SECRET123'], 'the service got the secret itself');
+    assert.doesNotMatch(runs.text, /SECRET123/, runs.text);
+    assert.equal(runs.json[0].detail, '400 Bad Request: invalid key ${API_KEY} (also tried ${API_KEY_OLD})');
+    const schedule = await internal('GET', `/api/schedules/${made.json.id}`);
+    assert.doesNotMatch(schedule.text, /SECRET123/, 'nor in the schedule\'s last run');
+  } finally {
+    up.handle(undefined);
+  }
+});
+
 const schedule = async (id: string) => (await internal('GET', `/api/schedules/${id}`)).json;
 const now = async () => (await call(`${t.url('control')}/__clock`)).json.now as number;
 const rfc3339 = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
@@ -84,4 +116,20 @@ test('pausing a delayed action whose retry was owed lets the retry go; resume se
   } finally {
     up.handle(undefined);
   }
+});
+
+
+async function typeSent(path: string, fields: Record<string, unknown>): Promise<string | undefined> {
+  const made = await internal('POST', '/api/schedules', { routeId: 'jobs', path, every: 'PT1H', ...fields });
+  assert.equal(made.status, 201, made.text);
+  await internal('POST', `/api/schedules/${made.json.id}/run`);
+  const request = await until(() => up.requests.find((r) => r.url.endsWith(path)), `the call to ${path}`);
+  return request.headers['content-type'] as string | undefined;
+}
+
+test('contentType, then a Content-Type header, then the body\'s own type', async () => {
+  assert.equal(await typeSent('/jobs/json', { body: { a: 1 } }), 'application/json');
+  assert.equal(await typeSent('/jobs/text', { body: 'hello' }), 'text/plain; charset=utf-8');
+  assert.equal(await typeSent('/jobs/header', { body: { a: 1 }, headers: { 'Content-Type': 'application/vnd.api+json' } }), 'application/vnd.api+json');
+  assert.equal(await typeSent('/jobs/both', { body: { a: 1 }, contentType: 'application/merge-patch+json', headers: { 'content-type': 'application/vnd.api+json' } }), 'application/merge-patch+json');
 });
