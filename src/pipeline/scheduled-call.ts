@@ -164,7 +164,7 @@ async function callThrough(view: ConfigView, pools: UpstreamPools, call: Schedul
  * reference that named it, longest first (a value inside another stays covered). A service that
  * echoes a header, or an error quoting a key, must not put the secret in the run's history.
  */
-export function withoutSecrets(detail: string, secrets: ScheduledCall['secrets']): string {
+function withoutSecrets(detail: string, secrets: ScheduledCall['secrets']): string {
   if (secrets === undefined || secrets.length === 0) return detail;
   let out = detail;
   for (const [name, value] of [...secrets].sort((a, b) => b[1].length - a[1].length)) {

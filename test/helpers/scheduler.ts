@@ -1,4 +1,5 @@
 /** Calls the scheduling tests share: the internal plane with a schedules token, the test clock. */
+import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { call, type Answer } from './http.ts';
 import { startTestGateway, type TestGateway } from './gateway.ts';
@@ -37,4 +38,21 @@ export async function schedulesToken(root: Admin, name: string, routes: string[]
   const minted = await root.post('/api/tokens', { name, kind: 'schedules', routes, roles, organisations });
   assert.equal(minted.status, 201, minted.text);
   return minted.json.token as string;
+}
+
+/**
+ * A test file's stand: opened before its tests, closed after them. `prepare` adds what the
+ * file's tests share (routes, tokens); every field is there once `before` has run.
+ */
+export function useSchedulingStand<X extends object>(prepare: (stand: SchedulingStand) => Promise<X>): SchedulingStand & X {
+  const stand = {} as SchedulingStand & X;
+  before(async () => {
+    const opened = await schedulingStand();
+    Object.assign(stand, opened, await prepare(opened));
+  });
+  after(async () => {
+    await stand.t?.close();
+    await stand.up?.close();
+  });
+  return stand;
 }

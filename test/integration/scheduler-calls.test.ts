@@ -7,37 +7,23 @@
  *   it had before a PUT gave it its moment, nor by a retry a pause let go unsent (resume fires it);
  * - the body's media type: `contentType` first, then a `Content-Type` header, then the body's own.
  */
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { call } from '../helpers/http.ts';
-import { advanceClock, internalWith, schedulingStand, schedulesToken } from '../helpers/scheduler.ts';
+import { advanceClock, internalWith, schedulesToken, useSchedulingStand } from '../helpers/scheduler.ts';
 import { until } from '../helpers/until.ts';
-import type { TestGateway } from '../helpers/gateway.ts';
-import type { Admin } from '../helpers/admin.ts';
-import type { Upstream } from '../helpers/upstream.ts';
 
-let t: TestGateway;
-let root: Admin;
-let up: Upstream;
-let token: string;
-
-before(async () => {
-  ({ t, up, root } = await schedulingStand());
+const s = useSchedulingStand(async ({ root, up }) => {
   assert.equal((await root.put('/api/routes/jobs', { upstream: `${up.origin}/svc`, paths: ['/jobs'], rule: null })).status, 201);
-  token = await schedulesToken(root, 'jobs-svc', ['jobs'], []);
+  return { token: await schedulesToken(root, 'jobs-svc', ['jobs'], []) };
 });
-after(async () => {
-  await t?.close();
-  await up?.close();
-});
-
-const internal = internalWith(() => t.url('internal'), () => token);
+const internal = internalWith(() => s.t.url('internal'), () => s.token);
 
 test('a service that echoes a header taken from the vault: the run records the reference, not the secret', async () => {
-  assert.ok((await root.put('/api/vault/API_KEY', { value: 'sk_live_SECRET123' })).status < 300);
-  assert.ok((await root.put('/api/vault/API_KEY_OLD', { value: 'sk_live_SECRET123_old' })).status < 300);
+  assert.ok((await s.root.put('/api/vault/API_KEY', { value: 'sk_live_SECRET123' })).status < 300);
+  assert.ok((await s.root.put('/api/vault/API_KEY_OLD', { value: 'sk_live_SECRET123_old' })).status < 300);
   const seen: string[] = [];
-  up.handle((req, res) => {
+  s.up.handle((req, res) => {
     seen.push(String(req.headers['x-api-key']));
     res.writeHead(400, { 'content-type': 'text/plain' });
     res.end(`invalid key ${req.headers['x-api-key']} (also tried ${req.headers['x-old-key']})`);
@@ -56,17 +42,17 @@ test('a service that echoes a header taken from the vault: the run records the r
     const schedule = await internal('GET', `/api/schedules/${made.json.id}`);
     assert.doesNotMatch(schedule.text, /SECRET123/, 'nor in the schedule\'s last run');
   } finally {
-    up.handle(undefined);
+    s.up.handle(undefined);
   }
 });
 
 const schedule = async (id: string) => (await internal('GET', `/api/schedules/${id}`)).json;
-const now = async () => (await call(`${t.url('control')}/__clock`)).json.now as number;
+const now = async () => (await call(`${s.t.url('control')}/__clock`)).json.now as number;
 const rfc3339 = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
-const calls = (path: string) => up.requests.filter((r) => r.url.includes(path)).length;
+const calls = (path: string) => s.up.requests.filter((r) => r.url.includes(path)).length;
 
 test('a run of the old cadence closing after a PUT gave the schedule its moment does not finish it', async () => {
-  up.handle((_req, res) => { res.writeHead(202); res.end(); });
+  s.up.handle((_req, res) => { res.writeHead(202); res.end(); });
   try {
     const made = await internal('POST', '/api/schedules', { routeId: 'jobs', path: '/jobs/replaced', every: 'PT1H' });
     assert.equal(made.status, 201, made.text);
@@ -81,28 +67,28 @@ test('a run of the old cadence closing after a PUT gave the schedule its moment 
     const reported = await internal('PATCH', `/api/schedules/${made.json.id}/run`, { run: accepted.inFlight.runId, state: 'done' });
     assert.equal(reported.status, 200, reported.text);
     assert.deepEqual([reported.json.finished, reported.json.nextRunAt], [false, Math.floor(Date.parse(at) / 1000)], 'the delayed action is still owed');
-    up.handle((_req, res) => { res.writeHead(200); res.end('ok'); });
+    s.up.handle((_req, res) => { res.writeHead(200); res.end('ok'); });
 
-    await advanceClock(t.url('control'), 'PT1H1S');
+    await advanceClock(s.t.url('control'), 'PT1H1S');
     await until(async () => ((await schedule(made.json.id)).finished === true ? true : undefined), 'the delayed action sent, then finished');
     assert.equal(calls('/replaced'), 2, 'the run now, then the delayed action');
   } finally {
-    up.handle(undefined);
+    s.up.handle(undefined);
   }
 });
 
 test('pausing a delayed action whose retry was owed lets the retry go; resume sends the action again', async () => {
-  up.handle((_req, res) => { res.writeHead(503); res.end('down'); });
+  s.up.handle((_req, res) => { res.writeHead(503); res.end('down'); });
   try {
     const at = rfc3339((await now()) + 60_000);
     const made = await internal('POST', '/api/schedules', { routeId: 'jobs', path: '/jobs/paused-at', at, catchUp: 0 });
     assert.equal(made.status, 201, made.text);
-    await advanceClock(t.url('control'), 'PT61S');
+    await advanceClock(s.t.url('control'), 'PT61S');
     await until(async () => {
       const s = await schedule(made.json.id);
       return s.inFlight === null && calls('/paused-at') === 1 && s.nextRunAt !== null ? s : undefined;
     }, 'the first attempt failed, a retry owed');
-    up.handle((_req, res) => { res.writeHead(200); res.end('ok'); });
+    s.up.handle((_req, res) => { res.writeHead(200); res.end('ok'); });
     const paused = await internal('POST', `/api/schedules/${made.json.id}/pause`);
     assert.equal(paused.status, 200, paused.text);
     assert.deepEqual([paused.json.finished, paused.json.nextRunAt], [false, null], 'let go, not finished');
@@ -114,7 +100,7 @@ test('pausing a delayed action whose retry was owed lets the retry go; resume se
     assert.equal(calls('/paused-at'), 2);
     assert.equal((await schedule(made.json.id)).lastRun.status, 200);
   } finally {
-    up.handle(undefined);
+    s.up.handle(undefined);
   }
 });
 
@@ -123,7 +109,7 @@ async function typeSent(path: string, fields: Record<string, unknown>): Promise<
   const made = await internal('POST', '/api/schedules', { routeId: 'jobs', path, every: 'PT1H', ...fields });
   assert.equal(made.status, 201, made.text);
   await internal('POST', `/api/schedules/${made.json.id}/run`);
-  const request = await until(() => up.requests.find((r) => r.url.endsWith(path)), `the call to ${path}`);
+  const request = await until(() => s.up.requests.find((r) => r.url.endsWith(path)), `the call to ${path}`);
   return request.headers['content-type'] as string | undefined;
 }
 

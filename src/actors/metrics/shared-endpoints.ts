@@ -43,7 +43,7 @@ export class SharedEndpoints {
   collect(): void {
     const { fresh, rewritten } = this.ring.takeHistory();
     if (!this.shared) return;
-    for (const route of rewritten.keys()) this.#dirty.add(route);
+    for (const route of rewritten) this.#dirty.add(route);
     for (const p of this.#points) this.#dirty.add(p.route);
     this.#points = fresh.filter((p) => !this.#dirty.has(p.route));
   }

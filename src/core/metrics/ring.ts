@@ -115,12 +115,13 @@ export class MetricsRing {
   }
 
   /**
-   * What to share of the history since the last call: the points written since, and the whole
-   * history of each route a fold renamed (its points written before carry the old labels).
+   * What to share of the history since the last call: the points written since, and the routes a
+   * fold renamed (their points written before carry the old labels: `history(route)` is shared
+   * whole instead).
    */
-  takeHistory(): { fresh: EndpointPoint[]; rewritten: Map<string, EndpointPoint[]> } {
-    const rewritten = new Map([...this.#rewritten].map((route) => [route, this.history(route)] as const));
-    const fresh = this.#fresh.filter((p) => !this.#rewritten.has(p.route));
+  takeHistory(): { fresh: EndpointPoint[]; rewritten: ReadonlySet<string> } {
+    const rewritten = new Set(this.#rewritten);
+    const fresh = this.#fresh.filter((p) => !rewritten.has(p.route));
     this.#fresh = [];
     this.#rewritten.clear();
     return { fresh, rewritten };

@@ -24,7 +24,7 @@ const EAB = {
   description: 'External Account Binding, for authorities that ask for one',
   properties: {
     kid: { type: 'string', description: 'the key id the authority gave' },
-    hmacKey: { type: 'string', description: 'written: the HMAC key (base64url, kept sealed) or a $name vault reference; answered: the reference, or "sealed". Left out (or "sealed") on a PUT: the stored key stays' },
+    hmacKey: { type: 'string', description: 'written: the HMAC key (base64url, kept sealed) or a $name vault reference; answered: the reference, or "sealed". Left out (or "sealed") on a PUT: the stored key stays. Naming a vault value, or keeping a stored reference, needs app-admin besides infra-admin (403 capability)' },
   },
 } as const;
 
@@ -64,12 +64,13 @@ function body(r: AcmeAuthorityRecord): Record<string, unknown> {
  * change, is using the application's vault, which is app-admin's (vault-api.ts). Checked before
  * the name is looked up, so an infra-admin learns nothing of what the vault holds.
  */
-function requireVaultRight(principal: Principal, written: unknown, stored: AcmeAuthorityRecord | null): void {
+async function requireVaultRight(principal: Principal, written: unknown, stored: () => Promise<AcmeAuthorityRecord | null>): Promise<void> {
   const eab = typeof written === 'object' && written !== null ? (written as { eab?: unknown }).eab : undefined;
   if (typeof eab !== 'object' || eab === null) return;
   const hmacKey = (eab as { hmacKey?: unknown }).hmacKey;
   const names = typeof hmacKey === 'string' && hmacKey.startsWith('$');
-  const keeps = (hmacKey === undefined || hmacKey === SEALED) && stored?.eab != null && stored.eab.hmacKey.startsWith('$');
+  // The stored authority is read only when the written key keeps it.
+  const keeps = !names && (hmacKey === undefined || hmacKey === SEALED) && (await stored())?.eab?.hmacKey.startsWith('$') === true;
   if (!names && !keeps) return;
   try {
     requireCapability(principal, 'app-admin');
@@ -105,7 +106,7 @@ export function addAcmeApi(router: Router<Principal>, gw: GatewayContext): void 
   }, async (ctx) => {
     allowed(ctx.principal);
     const written = await ctx.json();
-    requireVaultRight(ctx.principal, written, null);
+    await requireVaultRight(ctx.principal, written, async () => null);
     const created = await gw.certs.call('acme.authority.put', { id: null, authority: written as AcmeAuthorityInput }, callerOf(gw, ctx.principal, ctx.ex));
     return { status: 201, headers: { location: `${BASE}/${created!.id}` }, body: body(created!) };
   });
@@ -126,7 +127,7 @@ export function addAcmeApi(router: Router<Principal>, gw: GatewayContext): void 
     allowed(ctx.principal);
     const id = idParam(ctx.params, 'ACME authority');
     const written = await ctx.json();
-    requireVaultRight(ctx.principal, written, await one(id));
+    await requireVaultRight(ctx.principal, written, () => one(id));
     const put = await gw.certs.call('acme.authority.put', { id, authority: written as AcmeAuthorityInput }, callerOf(gw, ctx.principal, ctx.ex));
     if (!put) throw notFound('ACME authority', id);
     return { body: body(put) };
