@@ -258,6 +258,49 @@ test('file system: paths only, exclusions refused, the pair re-read every 30 s w
   assert.equal((await root.put(`/api/certificates/${id}/placement`, { planes: [] })).status, 200);
 });
 
+test('file system: a renewal on disk that would answer a name another placed certificate answers is held back, the last pair presented (rule 10)', async () => {
+  const certPath = join(files, 'held.crt');
+  const keyPath = join(files, 'held.key');
+  const first = kit.leaf('held', 'DNS:held.example.test');
+  writeFileSync(certPath, first.cert);
+  writeFileSync(keyPath, first.key);
+  const a = await root.post('/api/certificates', { source: 'file', certPath, keyPath });
+  assert.equal(a.status, 201, a.text);
+  const id: string = a.json.id;
+  assert.equal((await root.put(`/api/certificates/${id}/placement`, { planes: ['app'] })).status, 200);
+  const other = await root.post('/api/certificates', { source: 'self-signed', names: ['taken.example.test'], name: 'the other one' });
+  assert.equal(other.status, 201, other.text);
+  assert.equal((await root.put(`/api/certificates/${other.json.id}/placement`, { planes: ['app'] })).status, 200);
+  const port = dataHttpsPort();
+
+  // Renewed on disk with a name the other certificate answers on the same plane.
+  const renewal = kit.leaf('held-renewal', 'DNS:held.example.test,DNS:taken.example.test');
+  writeFileSync(certPath, renewal.cert);
+  writeFileSync(keyPath, renewal.key);
+  assert.equal((await advance('PT30S')).status, 200);
+  const held = await until('the record says the renewal is held back', () => root.get(`/api/certificates/${id}`), (r) => /placement rule/.test(String(r.json.detail)));
+  assert.equal(held.json.state, 'active');
+  assert.match(held.json.detail, /"the other one" already answers taken\.example\.test/);
+  assert.equal(held.json.fingerprint, a.json.fingerprint, 'the renewal is not stored');
+  assert.deepEqual(held.json.names, ['held.example.test']);
+  assert.equal((await presented(port, 'held.example.test')).fingerprint256, a.json.fingerprint, 'the last pair read');
+  assert.equal((await presented(port, 'taken.example.test')).fingerprint256, other.json.fingerprint, 'the name stays the other certificate\'s');
+
+  // Another read finds the same: nothing changes and nothing is said twice.
+  assert.equal((await advance('PT30S')).status, 200);
+  assert.equal((await root.get(`/api/certificates/${id}`)).json.fingerprint, a.json.fingerprint);
+
+  // Once the other certificate leaves the plane, the next read takes the renewal.
+  assert.equal((await root.put(`/api/certificates/${other.json.id}/placement`, { planes: [] })).status, 200);
+  assert.equal((await advance('PT30S')).status, 200);
+  const renewedPrint = opensslFingerprint('held-renewal.pem');
+  const taken = await until('the renewal stored', () => root.get(`/api/certificates/${id}`), (r) => r.json.fingerprint === renewedPrint);
+  assert.equal(taken.json.detail, null);
+  assert.deepEqual([...taken.json.names].sort(), ['held.example.test', 'taken.example.test']);
+  await until('the renewal presented', () => presented(port, 'taken.example.test').then((p) => p.fingerprint256), (f) => f === renewedPrint);
+  assert.equal((await root.put(`/api/certificates/${id}/placement`, { planes: [] })).status, 200);
+});
+
 test('file system: a link is judged by where it leads; a FIFO, a device or an oversized file is refused at once', async () => {
   const pair = kit.leaf('linked', 'DNS:linked.example.test');
   const certPath = join(files, 'linked.crt');

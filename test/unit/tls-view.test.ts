@@ -10,6 +10,10 @@ import { TlsView } from '../../src/actors/certs/view.ts';
 import { NO_DOOR, HSTS_DEFAULT, type CertRecord, type TlsSnapshot } from '../../src/actors/certs/messages.ts';
 import { obtain } from '../../src/actors/certs/sources/obtained.ts';
 import { GatewayError } from '../../src/http/errors.ts';
+import { randomBytes } from 'node:crypto';
+import { keyContext, presentable } from '../../src/actors/certs/records.ts';
+import { seal } from '../../src/core/vault/seal.ts';
+import type { CertificateRow } from '../../src/store/entities.ts';
 
 const kit = openSslKit();
 after(() => kit.remove());
@@ -61,4 +65,18 @@ test('obtaining it is refused with OpenSSL\'s reason', () => {
     assert.match(err.detail, /OpenSSL refuses it \(.*md too weak/i);
     return true;
   });
+});
+
+test('a stored certificate OpenSSL refuses does not count as one that serves (the plain ports\' safety rules)', () => {
+  kit.authority();
+  const good = kit.leaf('counted', 'DNS:counted.test');
+  const weak = weakLeaf();
+  const masterKey = randomBytes(32);
+  const now = Math.floor(Date.now() / 1000);
+  const row = (id: string, pair: { cert: string; key: string }) => ({
+    id, name: id, names: [`${id}.test`], source: 'import', status: 'active', certPem: pair.cert,
+    keySealed: seal(masterKey, keyContext(id), pair.key), notBefore: now - 60, notAfter: now + 86_400,
+  }) as unknown as CertificateRow;
+  assert.equal(presentable(row('good', good), masterKey, now), true);
+  assert.equal(presentable(row('weak', weak), masterKey, now), false);
 });

@@ -8,7 +8,8 @@ import { changeMark } from '../config/snapshot.ts';
 import { followChanges, inOrder } from '../change-follower.ts';
 import { retryBusy } from '../../store/busy.ts';
 import { FILE_REREAD_MS, type CertCalls, type CertEvent, type CertInit, type CertRecord, type CertTells, type Material } from './messages.ts';
-import { build, loadRows } from './records.ts';
+import { build, loadRows, type Loaded } from './records.ts';
+import { renewalProblem } from './placement-rules.ts';
 import { readTlsSettings } from './tls-settings.ts';
 import { certificateHandlers } from './handlers.ts';
 import type { CertDeps } from './deps.ts';
@@ -31,6 +32,8 @@ runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
   // The last pair read of each placed file-system certificate, served while a renewal is half-written.
   const lastGood = new Map<string, Material>();
   let fromLastPair: ReadonlySet<string> = new Set();
+  // File-system renewals the placement rules hold back: id to the rule and the pair's fingerprint.
+  const heldBack = new Map<string, { rule: string; fingerprint: string }>();
 
   const serving = nodeServing({ store, node: init.node, what: 'certs', log: ctx.log });
   const queue = inOrder();
@@ -39,7 +42,7 @@ runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
     mark = await changeMark(em, ['tls']);
     const loaded = await loadRows(em);
     const settings = await readTlsSettings(em);
-    const built = build(loaded, settings, masterKey, ctx.clock.now(), lastGood);
+    const built = build(loaded, settings, masterKey, ctx.clock.now(), lastGood, new Map([...heldBack].map(([id, h]) => [id, h.rule])));
     records = new Map(built.records.map((r) => [r.id, r]));
     fromLastPair = built.fromLastPair;
     for (const r of built.records) {
@@ -60,9 +63,13 @@ runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
   });
 
   // Spec 1.2 rule 20: each node reads its files again every 30 s; a renewed pair is stored (the
-  // certificate only) and every node reloads its doors, without restart.
+  // certificate only) and every node reloads its doors, without restart. The placement rules are
+  // judged again for the renewal's names: one that would answer a name another certificate placed
+  // on its plane answers, or leave the internal plane without a name it is called by, is not
+  // stored, and the last pair read goes on being presented (judged again at each read).
   const reread = async (): Promise<void> => {
     const rows = await store.em().find(CertificateRow, { source: 'file' });
+    let placed: Loaded | null = null;
     let moved = false;
     for (const row of rows) {
       // Missing, or served from its last pair while the files disagree: said once, not every turn.
@@ -71,7 +78,22 @@ runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
       try {
         const pair = readFilePair(row.certPath!, row.keyPath!);
         readable = true;
-        if (pair.fingerprint !== row.fingerprint) {
+        if (pair.fingerprint === row.fingerprint) {
+          if (heldBack.delete(row.id)) moved = true;
+        } else {
+          placed ??= await loadRows(store.em());
+          const certificates = new Map(placed.rows.map((r) => [r.id, r]));
+          const rule = renewalProblem(row.id, pair.names, placed.placements, certificates, init.internalNames);
+          const was = heldBack.get(row.id);
+          if (rule !== null) {
+            if (was?.rule !== rule || was.fingerprint !== pair.fingerprint) {
+              heldBack.set(row.id, { rule, fingerprint: pair.fingerprint });
+              moved = true;
+              ctx.log.warn('file-system certificate renewed on disk breaks a placement rule; the last pair read is presented', { certificate: row.id, path: row.certPath, names: pair.names, rule });
+            }
+            continue;
+          }
+          heldBack.delete(row.id);
           moved = true;
           await retryBusy(() => store.em().transactional(async (em) => {
             await em.nativeUpdate(CertificateRow, { id: row.id }, {

@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/core';
 import { CertificateRow, PlacementRow } from '../../store/entities.ts';
 import { seal, unseal } from '../../core/vault/seal.ts';
-import { covers } from '../../core/tls/names.ts';
 import { GatewayError, invalidField } from '../../http/errors.ts';
 import { write, type WriteDeps } from '../write.ts';
 import type { ActorHandlers } from '../../workers/actor-runtime.ts';
@@ -11,6 +10,7 @@ import { PLANE_NAMES, TLS_PLANES, type CertCalls, type CertRecord, type NewCerti
 import { keyContext, loadRows, servingCounter } from './records.ts';
 import { readTlsSettings, readTraffic } from './tls-settings.ts';
 import { checkLeaving } from './safety.ts';
+import { internalNameProblem, takenOn } from './placement-rules.ts';
 import { fromImport } from './sources/import.ts';
 import { checkFilePaths, readFilePair } from './sources/file.ts';
 import type { Obtained } from './sources/obtained.ts';
@@ -38,17 +38,6 @@ function nameOf(input: { name?: unknown }, fallback: string): string {
 
 function material(o: Obtained): Pick<CertificateRow, 'names' | 'issuer' | 'notBefore' | 'notAfter' | 'fingerprint'> {
   return { names: [...o.names], issuer: o.issuer, notBefore: o.notBefore, notAfter: o.notAfter, fingerprint: o.fingerprint };
-}
-
-/**
- * A name of `names` that `other` already answers, or undefined. Overlap counts both ways: a
- * wildcard arriving where one of its names is served clashes too, so a handshake never has two
- * answers that depend on which certificate came first.
- */
-function clash(names: readonly string[], other: readonly string[]): string | undefined {
-  return names.find((n) => (n.startsWith('*.')
-    ? other.some((o) => o === n || (!o.startsWith('*.') && covers([n], o)))
-    : covers(other, n)));
 }
 
 function checkPlanes(planes: unknown): TlsPlane[] {
@@ -140,22 +129,19 @@ export function certificateHandlers(deps: CertDeps): ActorHandlers<CertificateCa
         if (!row) return false;
         if (row.source === 'acme') ask = placeOrder(deps, row, wanted);
         else if (!row.certPem) throw new GatewayError('tls.not-servable', row.source === 'csr' ? 'A pending signing request serves nothing: adopt the authority\'s answer first.' : 'This certificate has not been issued yet; it can be placed once it is.', 'planes');
-        if (wanted.includes('internal') && !row.names.some((n) => deps.internalNames.some((i) => covers([n], i)))) {
-          throw new GatewayError('tls.internal-name', deps.internalNames.length === 0
-            ? 'The internal plane takes only a certificate carrying a name the services call it by, and none is known: set GATEWAY_INTERNAL_NAMES.'
-            : `The internal plane takes only a certificate carrying a name the services call it by (${deps.internalNames.join(', ')}); this one carries ${row.names.join(', ')}.`, 'planes');
+        if (wanted.includes('internal')) {
+          const problem = internalNameProblem(row.names, deps.internalNames);
+          if (problem !== null) throw new GatewayError('tls.internal-name', problem, 'planes');
         }
         const current = await em.find(PlacementRow, {}, { orderBy: { placedAt: 'asc' } });
-        const mine = current.filter((p) => p.certificateId === id).map((p) => p.plane as TlsPlane);
+        const placements = current.map((p) => ({ id: p.certificateId, plane: p.plane as TlsPlane, placedAt: p.placedAt }));
+        const mine = placements.filter((p) => p.id === id).map((p) => p.plane);
         const arriving = wanted.filter((p) => !mine.includes(p));
         const leaving = mine.filter((p) => !wanted.includes(p));
         const others = new Map((await em.find(CertificateRow, { id: { $ne: id } })).map((r) => [r.id, r]));
         const replaced: Array<{ plane: TlsPlane; other: CertificateRow }> = [];
         for (const plane of arriving) {
-          for (const p of current.filter((c) => c.plane === plane && c.certificateId !== id)) {
-            const other = others.get(p.certificateId);
-            const name = other ? clash(row.names, other.names) : undefined;
-            if (!other || name === undefined) continue;
+          for (const { other, name } of takenOn(id, row.names, plane, placements, others)) {
             if (!replace) {
               throw new GatewayError('tls.name-taken', `On the ${PLANE_NAMES[plane]} plane, "${other.name}" already answers ${name}. Place with replace: true to take its place there (it is kept).`, 'planes', { certificate: other.id, name });
             }

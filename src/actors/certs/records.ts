@@ -8,6 +8,7 @@ import { TLS_PLANES, type CertRecord, type CertSource, type CertState, type Mate
 import { fitsMode } from './modes.ts';
 import { isLive } from '../../core/tls/choose.ts';
 import { stateAt } from './state.ts';
+import { doorContext } from '../../http/door-context.ts';
 
 export const keyContext = (id: string): string => `certificate/${id}`;
 
@@ -57,7 +58,17 @@ export function keyOf(row: CertificateRow, masterKey: Buffer): { key: string; ce
  */
 export function presentable(row: CertificateRow, masterKey: Buffer, nowS: number): boolean {
   const valid = isLive({ notAfter: row.notAfter ?? Number.POSITIVE_INFINITY, ...(row.notBefore == null ? {} : { notBefore: row.notBefore }) }, nowS);
-  return valid && !('problem' in keyOf(row, masterKey));
+  if (!valid) return false;
+  const opened = keyOf(row, masterKey);
+  if ('problem' in opened) return false;
+  // Stored before OpenSSL's refusal was checked where a certificate is obtained (sources/obtained.ts),
+  // or refused by a stricter OpenSSL since: the doors leave it out (view.ts), so it serves nothing.
+  try {
+    doorContext(opened.cert, opened.key);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -107,8 +118,10 @@ export interface Built {
  * read goes on being presented, said in the detail. A pair whose files are gone is not served.
  * Nor is a new pair on disk before the 30-s read stored what it says: the doors choose a
  * certificate by the stored names, so until then the last pair read goes on being presented.
+ * A new pair the read held back (`heldBack`: id to the placement rule it breaks) is not
+ * presented either: the last pair read is, or nothing when this node has none.
  */
-export function build(loaded: Loaded, settings: TlsSettings, masterKey: Buffer, nowMs: number, lastGood: Map<string, Material> = new Map()): Built {
+export function build(loaded: Loaded, settings: TlsSettings, masterKey: Buffer, nowMs: number, lastGood: Map<string, Material> = new Map(), heldBack: ReadonlyMap<string, string> = new Map()): Built {
   const placedOn = new Map<string, TlsPlane[]>();
   for (const p of loaded.placements) placedOn.set(p.id, [...(placedOn.get(p.id) ?? []), p.plane]);
   const records: CertRecord[] = [];
@@ -122,7 +135,18 @@ export function build(loaded: Loaded, settings: TlsSettings, masterKey: Buffer, 
     if (planes.length > 0 || row.source === 'file') {
       const opened = keyOf(row, masterKey);
       const last = row.source === 'file' && planes.length > 0 ? lastGood.get(row.id) : undefined;
-      if (!('problem' in opened) && last !== undefined && row.certPem != null && opened.cert !== row.certPem) {
+      const renewed = !('problem' in opened) && row.certPem != null && opened.cert !== row.certPem;
+      const rule = renewed && planes.length > 0 ? heldBack.get(row.id) : undefined;
+      if (rule !== undefined) {
+        const said = `the files on disk hold a renewal that breaks a placement rule (${rule})`;
+        if (last !== undefined) {
+          material.push(last);
+          kept.add(row.id);
+          held = `${said}; the last pair read is presented until the files or the placements change`;
+        } else {
+          keyProblem = { problem: `${said}; this node read no earlier pair, so it presents nothing until the files or the placements change`, state: 'refused' };
+        }
+      } else if (renewed && last !== undefined) {
         material.push(last);
         kept.add(row.id);
         held = 'the files on disk hold another certificate, presented once it is read (within 30 s); the last pair read is presented until then';

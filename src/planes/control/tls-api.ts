@@ -26,7 +26,11 @@ export const CERTIFICATE = {
     expiresIn: { type: ['integer', 'null'], description: 'seconds until it expires (negative once expired)' },
     source: { type: 'string', enum: ['import', 'file', 'self-signed', 'csr', 'acme'] },
     planes: PLANES_SCHEMA, inactive: PLANES_SCHEMA,
-    state: { type: 'string', enum: ['active', 'pending', 'expired', 'not-yet-valid', 'unsealable', 'requesting', 'refused', 'missing'] },
+    state: {
+      type: 'string', enum: ['active', 'pending', 'expired', 'not-yet-valid', 'unsealable', 'requesting', 'refused', 'missing'],
+      description: 'refused: an ACME order the authority refused, or a file-system renewal a placement rule holds back on a node that read no earlier pair. '
+        + 'A renewal held back where an earlier pair was read stays active, the detail naming the rule.',
+    },
     detail: { type: ['string', 'null'] }, fingerprint: { type: ['string', 'null'], description: 'SHA-256' },
     paths: { type: 'object', properties: { cert: { type: 'string' }, key: { type: 'string' } }, description: 'file source only' },
     createdAt: { type: 'integer' },
