@@ -41,7 +41,7 @@ export const ERRORS = {
   'role.cycle': { status: 400, title: 'Role cycle', detail: 'These implies would make a role imply itself.' },
   'role.in-use': { status: 409, title: 'Role in use', detail: 'This role is still named by routes, accounts, tokens or other roles.' },
   'organisation.unknown': { status: 400, title: 'Unknown organisation', detail: 'The organisation named here does not exist.' },
-  'organisation.in-use': { status: 409, title: 'Organisation in use', detail: 'This organisation still has members or routes.' },
+  'organisation.in-use': { status: 409, title: 'Organisation in use', detail: 'This organisation still has members, routes or schedules that act for it.' },
   'account.unknown': { status: 400, title: 'Unknown account', detail: 'The account named here does not exist.' },
   'account.name-taken': { status: 409, title: 'Name taken', detail: 'An account with this name exists already.' },
   'account.protected': { status: 409, title: 'Protected account', detail: 'The root account cannot be deleted, disabled or stripped of root.' },

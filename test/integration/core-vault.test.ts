@@ -74,3 +74,16 @@ test('a node with another master key says it cannot unseal, and publishes no sig
     await other.gw.stop();
   }
 });
+
+test('whether an organisation exists is told only to those who may open its vault', async () => {
+  assert.equal((await root.post('/api/accounts', { name: 'vault-plain', password: 'plain-password-1' })).status, 201);
+  const plain = await signInAdmin(t.url('control'), 'vault-plain', 'plain-password-1');
+  for (const [method, path] of [['get', ''], ['put', '/x'], ['del', '/x']] as const) {
+    const known = await plain[method](`/api/organisations/acme/vault${path}`, method === 'put' ? { value: 'v' } : undefined);
+    const unknown = await plain[method](`/api/organisations/no-such-org/vault${path}`, method === 'put' ? { value: 'v' } : undefined);
+    assert.equal(known.status, 403, known.text);
+    assert.equal(unknown.status, 403, `${method} on an unknown organisation: ${unknown.text}`);
+    assert.equal(unknown.json.code, 'capability');
+  }
+  assert.equal((await root.get('/api/organisations/no-such-org/vault')).status, 404, 'an app-admin is told');
+});

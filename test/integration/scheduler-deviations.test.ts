@@ -184,15 +184,81 @@ test('an organisation\'s schedule resolves vault references in that organisation
   assert.equal(fromApp.headers['x-other'], 'app-only-value');
   await runs(app.id, 1);
   await internal('DELETE', `/api/schedules/${app.id}`);
-  // The organisation deleted, its vault went with it: its schedule acts for nobody, and says why.
-  assert.equal((await root.del('/api/organisations/acme')).status, 204);
-  const before = up.requests.length;
-  await runNow(org.id);
-  const [refused] = await runs(org.id, 2).then((r) => r.filter((x: Json) => x.status === 400));
-  assert.match(String(refused?.detail), /organisation "acme" of this schedule no longer exists/);
-  assert.equal(up.requests.length, before, 'nothing reached the service');
-  await root.put('/api/organisations/acme', { name: 'Acme' });
+  // While a schedule may still act for the organisation (with its vault), it is not deleted: were
+  // its id taken again, the schedule would act for the new one.
+  const inUse = await root.del('/api/organisations/acme');
+  assert.equal(inUse.status, 409, inUse.text);
+  assert.equal(inUse.json.code, 'organisation.in-use');
+  assert.match(inUse.json.detail, new RegExp(`schedules that act for it: ${org.id}; delete them first`));
+  assert.equal((await internal('POST', `/api/schedules/${org.id}/pause`)).status, 200);
+  assert.equal((await root.del('/api/organisations/acme')).status, 409, 'a paused schedule may resume');
   await internal('DELETE', `/api/schedules/${org.id}`);
+  // Deleted, it leaves the perimeter of the token that named it: an organisation made later under
+  // the same id is not reached by a token minted for the one that went.
+  const deleted = await root.del('/api/organisations/acme');
+  assert.equal(deleted.status, 204, deleted.text);
+  const mine = (await root.get('/api/tokens')).json.tokens.find((x: Json) => x.name === 'jobs-svc');
+  assert.deepEqual(mine.organisations, []);
+  await root.put('/api/organisations/acme', { name: 'Acme, another tenant' });
+  await root.put('/api/organisations/acme/vault/api_key', { value: 'new-tenant-value' });
+  const refused = await internal('POST', '/api/schedules', { routeId: 'jobs', roles: [], path: '/jobs/org', every: 'PT1H', organisation: 'acme', headers });
+  assert.equal(refused.status, 403, refused.text);
+  assert.equal(refused.json.code, 'perimeter');
+  const line = (await root.get('/api/audit?kind=organisation.delete')).json.events[0];
+  assert.match(line.detail, /deleted, with its 1 vault entry, taken out of the perimeter of the token "jobs-svc"/);
+});
+
+test('a deleted route leaves the perimeter of the tokens that named it; one made again under its id is not theirs', async () => {
+  await root.put('/api/routes/reports', { upstream: `${up.origin}/svc`, paths: ['/reports'] });
+  const both = await schedulesToken(root, 'reports-svc', ['jobs', 'reports'], []);
+  const star = await schedulesToken(root, 'every-route', ['*'], []);
+  const deleted = await root.del('/api/routes/reports');
+  assert.equal(deleted.status, 204, deleted.text);
+  const tokens = (await root.get('/api/tokens')).json.tokens as Json[];
+  assert.deepEqual(tokens.find((x) => x.name === 'reports-svc')!.routes, ['jobs']);
+  assert.deepEqual(tokens.find((x) => x.name === 'every-route')!.routes, ['*'], '* stays *');
+  assert.equal(tokens.find((x) => x.name === 'jobs-svc')!.routes.length, 1, 'a token that did not name it is unchanged');
+  const line = (await root.get('/api/audit?kind=route.delete')).json.events[0];
+  assert.match(line.detail, /taken out of the perimeter of the token "reports-svc"/);
+
+  await root.put('/api/routes/reports', { upstream: `${up.origin}/elsewhere`, paths: ['/reports'] });
+  const viaBoth = internalWith(() => t.url('internal'), () => both);
+  const refused = await viaBoth('POST', '/api/schedules', { routeId: 'reports', roles: [], path: '/reports/daily', every: 'PT1H' });
+  assert.equal(refused.status, 403, refused.text);
+  assert.equal(refused.json.code, 'perimeter');
+  const made = await create({ path: '/reports/daily', every: 'PT1H', routeId: 'reports' }, internalWith(() => t.url('internal'), () => star));
+  await internalWith(() => t.url('internal'), () => star)('DELETE', `/api/schedules/${made.id}`);
+  await root.del('/api/routes/reports');
+});
+
+test('a token learns nothing of routes and organisations outside its perimeter (spec 5 rule 2)', async () => {
+  await root.put('/api/routes/jobs-admin', { upstream: `${up.origin}/svc`, paths: ['/jobs/admin'] });
+  await root.put('/api/organisations/beta', { name: 'Beta' });
+  const post = (body: Json) => internal('POST', '/api/schedules', { roles: [], every: 'PT1H', ...body });
+  const refusedAlike = async (field: string, known: Json, unknown: Json) => {
+    const a = await post(known);
+    const b = await post(unknown);
+    for (const r of [a, b]) {
+      assert.equal(r.status, 403, r.text);
+      assert.equal(r.json.code, 'perimeter');
+      assert.equal(r.json.field, field);
+    }
+  };
+  await refusedAlike('routeId', { routeId: 'jobs-admin', path: '/jobs/admin/x' }, { routeId: 'no-such-route', path: '/jobs/admin/x' });
+  await refusedAlike('organisation', { routeId: 'jobs', path: '/jobs/x', organisation: 'beta' }, { routeId: 'jobs', path: '/jobs/x', organisation: 'no-such-org' });
+  const path = await post({ routeId: 'jobs', path: '/jobs/admin/x' });
+  assert.equal(path.status, 400, path.text);
+  assert.equal(path.json.code, 'schedule.path-invalid');
+  assert.doesNotMatch(path.json.detail, /jobs-admin/);
+  assert.match(path.json.detail, /another route serves it/);
+  // A token that reaches every route and organisation is told which do not exist.
+  const wide = await schedulesToken(root, 'wide', ['*'], [], ['*']);
+  const viaWide = (body: Json) => internalWith(() => t.url('internal'), () => wide)('POST', '/api/schedules', { roles: [], every: 'PT1H', ...body });
+  assert.equal((await viaWide({ routeId: 'no-such-route', path: '/x' })).json.code, 'schedule.route-unknown');
+  assert.equal((await viaWide({ routeId: 'jobs', path: '/jobs/x', organisation: 'no-such-org' })).json.code, 'organisation.unknown');
+  assert.match((await viaWide({ routeId: 'jobs', path: '/jobs/admin/x' })).json.detail, /the route "jobs-admin" serves it/);
+  await root.del('/api/routes/jobs-admin');
+  await root.del('/api/organisations/beta');
 });
 
 /** A schedule whose first call answered `status` and whose retry or deferral is now owed. */

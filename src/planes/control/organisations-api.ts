@@ -55,7 +55,7 @@ export function addOrganisationsApi(router: Router<Principal>, gw: GatewayContex
 
   router.add('DELETE', '/api/organisations/{id}', {
     summary: 'Delete an organisation and its vault', tags: ['organisations'], auth: 'session',
-    responses: { 204: { description: 'deleted' }, 404: { description: 'no such organisation' }, 409: { description: 'members or routes remain (organisation.in-use)' } },
+    responses: { 204: { description: 'deleted' }, 404: { description: 'no such organisation' }, 409: { description: 'members, routes, or schedules that may still act for it remain (organisation.in-use)' } },
   }, async (ctx) => {
     requireCapability(ctx.principal, CAPABILITY);
     const id = idParam(ctx.params, 'organisation');

@@ -33,8 +33,16 @@ export function addVaultApi(router: Router<Principal>, gw: GatewayContext): void
   for (const scoped of [false, true]) {
     const base = scoped ? '/api/organisations/{id}/vault' : '/api/vault';
     const tags = ['vault'];
-    const scopeOf = (params: Readonly<Record<string, string>>): string | null => {
-      if (!scoped) return null;
+    /**
+     * The vault's scope, the caller allowed in it first: whether an organisation exists is told
+     * only to those who may open its vault (an org-admin's own always exists).
+     */
+    const scopeOf = (principal: Principal, params: Readonly<Record<string, string>>): string | null => {
+      if (!scoped) {
+        requireScope(principal, null);
+        return null;
+      }
+      requireScope(principal, params.id ?? '');
       const id = idParam(params, 'organisation');
       if (!gw.config.view.organisations.has(id)) throw notFound('organisation', id);
       return id;
@@ -45,8 +53,7 @@ export function addVaultApi(router: Router<Principal>, gw: GatewayContext): void
       summary: `List ${scopeText} vault names`, tags, auth: 'session',
       responses: { 200: { description: 'names, never values', schema: { type: 'object', properties: { entries: { type: 'array', items: ENTRY } } } } },
     }, async (ctx) => {
-      const organisation = scopeOf(ctx.params);
-      requireScope(ctx.principal, organisation);
+      const organisation = scopeOf(ctx.principal, ctx.params);
       return { body: { entries: (await gw.config.call('vault.list', { organisation })).map(entryBody) } };
     });
 
@@ -55,8 +62,7 @@ export function addVaultApi(router: Router<Principal>, gw: GatewayContext): void
       body: { type: 'object', required: ['value'], additionalProperties: false, properties: { value: { type: 'string', maxLength: 65536 } } },
       responses: { 201: { description: 'sealed (new name)' }, 204: { description: 'sealed (value replaced)' }, ...WRITE_REFUSALS },
     }, async (ctx) => {
-      const organisation = scopeOf(ctx.params);
-      requireScope(ctx.principal, organisation);
+      const organisation = scopeOf(ctx.principal, ctx.params);
       const name = vaultName(ctx.params.name ?? '');
       const value = parseVaultValue(await ctx.json());
       const { created } = await gw.config.call('vault.put', { organisation, name, value }, callerOf(gw, ctx.principal, ctx.ex));
@@ -69,8 +75,7 @@ export function addVaultApi(router: Router<Principal>, gw: GatewayContext): void
       summary: `Remove a value from ${scopeText} vault`, tags, auth: 'session',
       responses: { 204: { description: 'removed' }, 404: { description: 'no such name' } },
     }, async (ctx) => {
-      const organisation = scopeOf(ctx.params);
-      requireScope(ctx.principal, organisation);
+      const organisation = scopeOf(ctx.principal, ctx.params);
       const name = vaultName(ctx.params.name ?? '');
       if (!(await gw.config.call('vault.delete', { organisation, name }, callerOf(gw, ctx.principal, ctx.ex)))) throw notFound('vault entry', name);
       return { status: 204 };

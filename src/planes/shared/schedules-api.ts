@@ -74,14 +74,19 @@ export function addSchedulesApi(router: Router<Principal>, gw: GatewayContext, p
     return token;
   };
 
-  /** What depends on the configuration: the route, the path on it, the perimeter, the organisation. */
+  /**
+   * What depends on the configuration: the route, the path on it, the perimeter, the organisation.
+   * The perimeter is judged before existence, so a token learns nothing of routes and organisations
+   * outside it (spec 5 rule 2): one it may not reach is refused alike whether it exists or not.
+   */
   const check = (input: ScheduleInput, token: NonNullable<ReturnType<typeof scheduleToken>>): ScheduleWrite => {
     const view = gw.config.view;
-    const route = view.routesById.get(input.routeId);
-    if (!route) throw new GatewayError('schedule.route-unknown', `No route has the id "${input.routeId}".`, 'routeId');
-    if (!token.routes.includes('*') && !token.routes.includes(input.routeId)) {
+    const reaches = (id: string) => token.routes.includes('*') || token.routes.includes(id);
+    if (!reaches(input.routeId)) {
       throw new GatewayError('perimeter', `The token "${token.name}" may not reach the route "${input.routeId}"; its routes are ${token.routes.join(', ') || 'none'}.`, 'routeId');
     }
+    const route = view.routesById.get(input.routeId);
+    if (!route) throw new GatewayError('schedule.route-unknown', `No route has the id "${input.routeId}".`, 'routeId');
     const allowed = new Set(view.roles.expand(token.roles));
     const outside = view.roles.expand(input.roles).filter((r) => !allowed.has(r));
     if (outside.length > 0) {
@@ -91,15 +96,15 @@ export function addSchedulesApi(router: Router<Principal>, gw: GatewayContext, p
     // The call is routed among every route, as a request is: a longer prefix of another route takes the path.
     const served = view.routeTable.match(route.hosts[0], pathOnly);
     if (served?.route.id !== route.id) {
-      const other = served === undefined ? '' : `; the route "${served.route.id}" serves it`;
+      const other = served === undefined ? '' : reaches(served.route.id) ? `; the route "${served.route.id}" serves it` : '; another route serves it';
       throw new GatewayError('schedule.path-invalid', `The path ${pathOnly} is not served by the route "${route.id}" (its paths are ${route.paths.join(', ')}${other}).`, 'path');
-    }
-    if (input.organisation !== null && !view.organisations.has(input.organisation)) {
-      throw new GatewayError('organisation.unknown', `The organisation "${input.organisation}" does not exist.`, 'organisation');
     }
     // Acting for an organisation reads its vault and carries its membership: the token must be given it.
     if (input.organisation !== null && !token.organisations.includes('*') && !token.organisations.includes(input.organisation)) {
       throw new GatewayError('perimeter', `The token "${token.name}" may not act for the organisation "${input.organisation}"; its organisations are ${token.organisations.join(', ') || 'none'}.`, 'organisation');
+    }
+    if (input.organisation !== null && !view.organisations.has(input.organisation)) {
+      throw new GatewayError('organisation.unknown', `The organisation "${input.organisation}" does not exist.`, 'organisation');
     }
     const { cadence: _parsed, ...write } = input;
     return write;

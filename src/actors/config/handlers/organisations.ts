@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { GatewayError } from '../../../http/errors.ts';
-import { Account, Organisation, Route, VaultEntry } from '../../../store/entities.ts';
+import { Account, Organisation, Route, Schedule, VaultEntry } from '../../../store/entities.ts';
+import { leavePerimeters, perimetersLeft } from './tokens.ts';
 import type { OrganisationInput } from '../../../core/organisations/organisation-input.ts';
 import { vaultScope } from '../../../core/vault/vault-input.ts';
 import type { ConfigCalls } from '../messages.ts';
@@ -42,15 +43,23 @@ export function organisationHandlers(deps: WriteDeps): ActorHandlers<Organisatio
       if (members + routes > 0) {
         throw new GatewayError('organisation.in-use', `The organisation "${id}" still has ${members} member account(s) and ${routes} route(s); move them first.`);
       }
+      // A schedule that may still fire acts for the organisation with its vault: were the id taken
+      // again, it would act for the new one. Finished and stopped ones never fire again.
+      const schedules = await em.find(Schedule, { organisation: id, finished: false, stopped: null }, { fields: ['id', 'name'], orderBy: { id: 'asc' }, limit: 11 });
+      if (schedules.length > 0) {
+        const shown = schedules.slice(0, 10).map((s) => (s.name ? `"${s.name}" (${s.id})` : s.id)).join(', ') + (schedules.length > 10 ? ' and more' : '');
+        throw new GatewayError('organisation.in-use', `The organisation "${id}" still has schedules that act for it: ${shown}; delete them first (root, or the token that wrote them).`);
+      }
       const old = await em.findOne(Organisation, { id });
       if (!old) return false;
       const before = organisationRecord(old);
       const secrets = await em.count(VaultEntry, { scope: vaultScope(id) });
       await em.nativeDelete(VaultEntry, { scope: vaultScope(id) });
       await em.nativeDelete(Organisation, { id });
+      const tokens = await leavePerimeters(em, 'organisations', id);
       audit.note({
         target: { kind: 'organisation', id, name: old.name }, organisation: id, before, after: null,
-        detail: secrets > 0 ? `deleted, with its ${secrets} vault ${secrets === 1 ? 'entry' : 'entries'}` : 'deleted',
+        detail: (secrets > 0 ? `deleted, with its ${secrets} vault ${secrets === 1 ? 'entry' : 'entries'}` : 'deleted') + perimetersLeft(tokens),
       });
       return true;
     }),

@@ -7,6 +7,7 @@ import type { ConfigCalls, RouteRecord } from '../messages.ts';
 import { write, type WriteDeps } from '../../write.ts';
 import { contractConflict, type RouteAudit } from '../../../core/audit/rules.ts';
 import { routeAuditView, storedAudit } from './route-audit.ts';
+import { leavePerimeters, perimetersLeft } from './tokens.ts';
 import type { ActorHandlers } from '../../../workers/actor-runtime.ts';
 
 export function routeRecord(r: Route): RouteRecord {
@@ -63,7 +64,8 @@ export function routeHandlers(deps: WriteDeps): ActorHandlers<RouteCalls> {
       if (!old) return false;
       const before = routeRecord(old);
       await em.nativeDelete(Route, { id });
-      audit.note({ target: { kind: 'route', id, name: id }, organisation: before.organisation, before, after: null });
+      const tokens = await leavePerimeters(em, 'routes', id);
+      audit.note({ target: { kind: 'route', id, name: id }, organisation: before.organisation, before, after: null, ...(tokens.length > 0 ? { detail: `deleted${perimetersLeft(tokens)}` } : {}) });
       return true;
     }),
   };

@@ -28,6 +28,30 @@ function record(t: Token): TokenRecord {
   return { id: t.id, name: t.name, kind: t.kind, account: t.account ?? null, routes: t.routes ?? null, roles: t.roles ?? null, organisations: t.organisations ?? null, createdAt: t.createdAt, revokedAt: t.revokedAt ?? null };
 }
 
+/**
+ * Takes a deleted route's or organisation's id out of every live token's perimeter, in the
+ * deletion's transaction: an id a new route or organisation takes later is not reached by a token
+ * minted for the one that was deleted (spec 5 rule 2; docs/core.md). `*` stays `*`. Returns the
+ * names of the tokens changed, for the deletion's line in the trail.
+ */
+export async function leavePerimeters(em: EntityManager, field: 'routes' | 'organisations', id: string): Promise<string[]> {
+  const changed: string[] = [];
+  for (const t of await em.find(Token, { revokedAt: null })) {
+    const named = t[field];
+    if (!named?.includes(id)) continue;
+    t[field] = named.filter((n) => n !== id);
+    changed.push(t.name);
+  }
+  return changed;
+}
+
+/** The trail's words for `leavePerimeters`' answer: '' when no token named it. */
+export function perimetersLeft(tokens: readonly string[]): string {
+  if (tokens.length === 0) return '';
+  const shown = tokens.slice(0, 10).map((n) => `"${n}"`).join(', ') + (tokens.length > 10 ? ` and ${tokens.length - 10} more` : '');
+  return `, taken out of the perimeter of ${tokens.length === 1 ? 'the token' : `${tokens.length} tokens:`} ${shown}`;
+}
+
 export function tokenHandlers(deps: WriteDeps): ActorHandlers<TokenCalls> {
   return {
     'token.create': (req) => write(deps, 'token', async (em, audit) => {
