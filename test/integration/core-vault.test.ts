@@ -50,6 +50,15 @@ test('vault values are sealed, never answered, and scoped to the application or 
   assert.equal(bad.json.field, 'name');
   assert.equal((await root.put('/api/vault/empty', { value: '' })).json.field, 'value');
   assert.equal((await root.put('/api/organisations/nowhere/vault/x', { value: 'v' })).status, 404);
+  // A value goes out in a header: one a header cannot carry is refused where it is written.
+  for (const value of ['two\r\nlines', 'nul\u0000byte', 'del\u007f', 'emoji \u{1F600}']) {
+    const refused = await root.put('/api/vault/broken', { value });
+    assert.equal(refused.status, 400, JSON.stringify(value));
+    assert.equal(refused.json.field, 'value');
+    assert.match(refused.json.detail, /header|NUL/);
+  }
+  assert.equal((await root.put('/api/vault/tabbed', { value: 'a\tb caf\u00e9' })).status, 201, 'a tab and Latin-1 go');
+  assert.equal((await root.del('/api/vault/tabbed')).status, 204);
   assert.equal((await root.del('/api/vault/stripe_key')).status, 204);
   assert.equal((await root.del('/api/vault/stripe_key')).status, 404);
 });

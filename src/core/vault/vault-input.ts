@@ -1,4 +1,5 @@
 import { invalidField } from '../../http/errors.ts';
+import { isFieldValue } from '../../http/grammar.ts';
 import { objectBody } from '../validate.ts';
 
 /** A vault name is what a header writes as `${name}` or `$name`. */
@@ -17,6 +18,11 @@ export function parseVaultValue(value: unknown): string {
   const v = body.value;
   if (typeof v !== 'string' || v === '' || Buffer.byteLength(v) > MAX_VAULT_VALUE) {
     throw invalidField('value', `value must be a non-empty string of at most ${MAX_VAULT_VALUE} bytes.`);
+  }
+  // A value goes out in a header (`${name}`): one a header cannot carry would fail every call that
+  // names it, so it is refused where it is written as well as where it is used.
+  if (!isFieldValue(v)) {
+    throw invalidField('value', 'value goes out in a header: it must be one line of text without control characters (a tab is allowed), Latin-1 at most.');
   }
   return v;
 }
