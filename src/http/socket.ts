@@ -25,6 +25,36 @@ export const SOCKET_IDLE_S = 60;
 /** Text a client may send on a socket; a larger frame closes it. */
 export const SOCKET_MAX_PAYLOAD = 16 * 1024;
 
+/**
+ * The slow-reader rule both doors apply: a message is refused when more than `limit` bytes already
+ * wait, beyond what remains of a message larger than the limit itself (a feed's `hello`, which is
+ * always sent whatever its size). Without that allowance, a reader still taking in a 5-MB `hello`
+ * was closed at the first event after it, however fast it read (docs/live.md).
+ */
+export class Backlog {
+  /** Bytes of the last oversized message that may still be waiting; 0 once the queue fell within the limit. */
+  #allowance = 0;
+
+  constructor(readonly limit: number) {}
+
+  /** Whether a client with `waiting` bytes queued reads too slowly for another message. */
+  tooSlow(waiting: number): boolean {
+    if (waiting <= this.limit) this.#allowance = 0;
+    return waiting > this.limit + this.#allowance;
+  }
+
+  /** A message of `bytes` was queued. */
+  sent(bytes: number): void {
+    if (bytes > this.limit) this.#allowance = Math.max(this.#allowance, bytes);
+  }
+}
+
+/**
+ * What uWS itself may queue: our own rule (Backlog) decides; this only keeps its own drop from
+ * taking effect before ours would.
+ */
+export const UWS_BACKPRESSURE_CEILING = 1024 * 1024 * 1024;
+
 /** A close reason travels in a control frame: at most 123 bytes of UTF-8. */
 export function closeReason(reason: string): string {
   let cut = reason;
@@ -49,8 +79,8 @@ export type SocketRequest = RequestHead;
 export interface Socket {
   /**
    * Sends `message` as JSON. false when it was not sent: the socket is closed, or the client read
-   * so slowly that more than the route's `maxBackpressure` was waiting (the door then closed it
-   * with 1013 and a reason that says so).
+   * so slowly that more than the route's `maxBackpressure` was waiting beyond what remains of an
+   * oversized message (Backlog; the door then closed it with 1013 and a reason that says so).
    */
   send(message: unknown): boolean;
   /** Closes with a close frame; `reason` is cut to the 123 bytes a frame can carry. */

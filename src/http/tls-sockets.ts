@@ -12,7 +12,7 @@ import type { Exchange } from './exchange.ts';
 import { statusLine } from './answer-rules.ts';
 import { sendProblem } from './respond.ts';
 import {
-  CLOSE, closeReason, guarded, headExchange, SOCKET_BACKPRESSURE, SOCKET_IDLE_S, SOCKET_MAX_PAYLOAD,
+  Backlog, CLOSE, closeReason, guarded, headExchange, SOCKET_BACKPRESSURE, SOCKET_IDLE_S, SOCKET_MAX_PAYLOAD,
   type Socket, type SocketRequest, type SocketRoute,
 } from './socket.ts';
 import type { DoorOptions } from './uws-door.ts';
@@ -20,7 +20,11 @@ import { peerAddress, readNodeHeaders } from './node-request.ts';
 
 class WsSocket implements Socket {
   closed = false;
-  constructor(private readonly ws: WebSocket, private readonly limit: number) {}
+  readonly #backlog: Backlog;
+
+  constructor(private readonly ws: WebSocket, limit: number) {
+    this.#backlog = new Backlog(limit);
+  }
 
   get bufferedAmount(): number {
     return this.closed ? 0 : this.ws.bufferedAmount;
@@ -28,12 +32,13 @@ class WsSocket implements Socket {
 
   send(message: unknown): boolean {
     if (this.closed) return false;
-    const text = JSON.stringify(message);
-    if (this.ws.bufferedAmount + Buffer.byteLength(text) > this.limit) {
-      this.close(CLOSE.tryAgain, `too slow: more than ${this.limit} bytes waited to be sent; reconnect`);
+    if (this.#backlog.tooSlow(this.ws.bufferedAmount)) {
+      this.close(CLOSE.tryAgain, `too slow: more than ${this.#backlog.limit} bytes waited to be sent; reconnect`);
       return false;
     }
+    const text = JSON.stringify(message);
     this.ws.send(text);
+    this.#backlog.sent(Buffer.byteLength(text));
     return true;
   }
 

@@ -16,7 +16,7 @@ import type { Exchange, ExchangeHandler } from './exchange.ts';
 import { readHeaders, UwsExchange, writeHeaders } from './uws-exchange.ts';
 import { sendProblem } from './respond.ts';
 import {
-  CLOSE, closeReason, guarded, headExchange, SOCKET_BACKPRESSURE, SOCKET_IDLE_S, SOCKET_MAX_PAYLOAD,
+  Backlog, CLOSE, closeReason, guarded, headExchange, SOCKET_BACKPRESSURE, SOCKET_IDLE_S, SOCKET_MAX_PAYLOAD, UWS_BACKPRESSURE_CEILING,
   type Socket, type SocketRequest, type SocketRoute, type SocketSession,
 } from './socket.ts';
 
@@ -72,7 +72,11 @@ interface SocketData {
 class DoorSocket implements Socket {
   closed = false;
 
-  constructor(private readonly ws: uWS.WebSocket<SocketData>, private readonly limit: number) {}
+  readonly #backlog: Backlog;
+
+  constructor(private readonly ws: uWS.WebSocket<SocketData>, limit: number) {
+    this.#backlog = new Backlog(limit);
+  }
 
   get bufferedAmount(): number {
     return this.closed ? 0 : this.ws.getBufferedAmount();
@@ -80,11 +84,17 @@ class DoorSocket implements Socket {
 
   send(message: unknown): boolean {
     if (this.closed) return false;
+    if (this.#backlog.tooSlow(this.ws.getBufferedAmount())) return this.#tooSlow();
     const text = JSON.stringify(message);
     let status = 0;
     this.ws.cork(() => { status = this.ws.send(text, false, false); });
-    if (status !== SEND_DROPPED) return true;
-    this.close(CLOSE.tryAgain, `too slow: more than ${this.limit} bytes waited to be sent; reconnect`);
+    if (status === SEND_DROPPED) return this.#tooSlow();
+    this.#backlog.sent(Buffer.byteLength(text));
+    return true;
+  }
+
+  #tooSlow(): false {
+    this.close(CLOSE.tryAgain, `too slow: more than ${this.#backlog.limit} bytes waited to be sent; reconnect`);
     return false;
   }
 
@@ -109,8 +119,8 @@ function addSocketRoutes(app: uWS.TemplatedApp, opts: DoorOptions, door: {
     const limit = route.maxBackpressure ?? SOCKET_BACKPRESSURE;
     app.ws<SocketData>(route.path, {
       maxPayloadLength: SOCKET_MAX_PAYLOAD,
-      maxBackpressure: limit,
-      // We close a slow reader ourselves, with a reason it can read (DoorSocket.send).
+      // We close a slow reader ourselves, with a reason it can read (DoorSocket.send, Backlog).
+      maxBackpressure: UWS_BACKPRESSURE_CEILING,
       closeOnBackpressureLimit: false,
       idleTimeout: route.idleTimeoutS ?? SOCKET_IDLE_S,
       sendPingsAutomatically: true,

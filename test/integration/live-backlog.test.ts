@@ -1,0 +1,94 @@
+/**
+ * The live feeds' slow-reader rule on both kinds of door (docs/live.md "Slow readers"; CONTRACT.md
+ * "Live feeds": wss works as ws does): a reader that stops reading while lines pour in is closed
+ * with 1013 and a reason once more than 1 MiB waits; `hello` is sent whatever its size, and a
+ * reader still taking in a hello of several megabytes is not closed for the first line after it.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import WebSocket from 'ws';
+import { startTestGateway, ROOT_PASSWORD, type TestGateway } from '../helpers/gateway.ts';
+import { signInAdmin, type Admin } from '../helpers/admin.ts';
+import { signInHttps } from '../helpers/https.ts';
+import { until } from '../helpers/until.ts';
+
+let t: TestGateway;
+let root: Admin;
+let httpsPort: number;
+let httpsSession: Record<string, string>;
+
+before(async () => {
+  t = await startTestGateway({ GATEWAY_LOG_LEVEL: 'info' });
+  root = await signInAdmin(t.url('control'));
+  const cert = await root.post('/api/certificates', { source: 'self-signed', names: ['localhost'] });
+  assert.equal(cert.status, 201, cert.text);
+  assert.equal((await root.put(`/api/certificates/${cert.json.id}/placement`, { planes: ['console'] })).status, 200);
+  httpsPort = t.gw.doors.find((d) => d.plane === 'control' && d.protocol === 'https')!.port;
+  httpsSession = await signInHttps(`https://localhost:${httpsPort}`, 'root', ROOT_PASSWORD);
+});
+after(async () => { await t?.close(); });
+
+/** About 1.5 KB of attributes a line, as an error with its stack makes. */
+const STACK = 'at frame (src/somewhere/file.ts:1:1)\n'.repeat(40);
+const pour = (lines: number, tag: string) => {
+  for (let i = 0; i < lines; i++) t.gw.ctx.log.warn(`upstream failed ${tag} ${i}`, { stack: STACK });
+};
+
+interface Reader {
+  readonly types: string[];
+  readonly closed: Promise<{ code: number; reason: string }>;
+  resume(): void;
+}
+
+/** A feed whose reader does not read until `resume`: its socket is paused as the upgrade completes. */
+function pausedReader(door: 'plain' | 'https'): Promise<Reader> {
+  const url = door === 'plain'
+    ? `${t.url('control').replace(/^http/, 'ws')}/api/logs/live`
+    : `wss://localhost:${httpsPort}/api/logs/live`;
+  const ws = new WebSocket(url, { headers: door === 'plain' ? root.headers : httpsSession, rejectUnauthorized: false });
+  const types: string[] = [];
+  let socket: { resume(): void } | undefined;
+  ws.on('upgrade', (res) => { res.socket.pause(); socket = res.socket; });
+  ws.on('message', (data) => types.push((JSON.parse(String(data)) as { type: string }).type));
+  ws.on('error', () => undefined);
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })));
+  return new Promise((resolve) => ws.once('open', () => {
+    resolve({ types, closed, resume: () => socket?.resume() });
+    closed.then(() => undefined, () => undefined);
+  }));
+}
+
+/** Lets the gateway's turn that sends `hello` (and what was poured) run before the test goes on. */
+const settle = () => new Promise((r) => setTimeout(r, 150));
+
+for (const door of ['plain', 'https'] as const) {
+  test(`${door} door: a reader that stops reading while lines pour in is closed with 1013 and a reason`, async () => {
+    const reader = await pausedReader(door);
+    await settle();
+    pour(4_000, door);
+    await settle();
+    reader.resume();
+    const closed = await reader.closed;
+    assert.equal(closed.code, 1013, JSON.stringify(closed));
+    assert.match(closed.reason, /too slow: more than 1048576 bytes waited/);
+    assert.equal(reader.types[0], 'hello');
+    assert.ok(reader.types.length < 4_001, `the feed stopped before every line (${reader.types.length - 1} lines)`);
+  });
+}
+
+test('a hello of several megabytes is sent on both doors, and a reader a moment behind gets the line after it', async () => {
+  pour(5_000, 'buffer');
+  for (const door of ['plain', 'https'] as const) {
+    const reader = await pausedReader(door);
+    await settle();
+    t.gw.ctx.log.warn('one more line');
+    await settle();
+    reader.resume();
+    await until(() => (reader.types.length >= 2 ? true : undefined), `${door}: hello and the line after it (got ${reader.types.join(', ')})`);
+    assert.deepEqual(reader.types, ['hello', 'line'], door);
+    const open = await Promise.race([reader.closed.then((c) => `closed ${c.code} ${c.reason}`), settle().then(() => 'open')]);
+    assert.equal(open, 'open', door);
+  }
+  const hello = (await root.get('/api/logs')).text.length;
+  assert.ok(hello > 5 * 1024 * 1024, `the buffer is ${hello} bytes`);
+});
