@@ -117,6 +117,16 @@ test('refusals: anonymous, no capability, no Origin, unknown filter, a plain GET
   assert.match(closed.reason, /^credentials no longer valid/);
   assert.equal(feed.messages.some((m) => m.type === 'schedule.changed'), false);
   await internal('DELETE', `/api/schedules/${s.id}`);
+
+  // A quiet scheduler sends nothing: the credentials are asked again every 30 s all the same.
+  const quiet = await root.post('/api/tokens', { name: 'quiet-script', kind: 'admin' });
+  const idle = await openFeed('', { authorization: `Bearer ${quiet.json.token}` });
+  assert.equal(idle.messages[0]!.type, 'hello');
+  assert.equal((await root.del(`/api/tokens/${quiet.json.id}`)).status, 204);
+  await advance('PT30S');
+  const ended = await idle.closed;
+  assert.equal(ended.code, 1008);
+  assert.match(ended.reason, /^credentials no longer valid/);
 });
 
 test('root sees hello, schedule changes, a turn starting and finishing, and a delete', async () => {

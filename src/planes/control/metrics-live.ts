@@ -46,6 +46,11 @@ class MetricsFeed implements SocketSession {
       else this.#early.push(m);
     });
     this.gw.metrics.call('metrics.snapshot', null).then((metrics) => {
+      // Asked again: a sign-out while the snapshot was read gets nothing.
+      if (!stillAdmitted(this.gw, this.head, FEED, this.#socket)) {
+        this.onClose();
+        return;
+      }
       this.#socket?.send({ type: 'hello', metrics });
       this.#helloSent = true;
       this.#lastT = metrics.points.at(-1)?.t ?? -Infinity;

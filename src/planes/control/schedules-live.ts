@@ -15,12 +15,15 @@ import type { GatewayContext } from '../context.ts';
 import type { Principal } from '../principal.ts';
 import { acceptLive, addLiveRoute, liveFeed, stillAdmitted } from './live-feed.ts';
 import { seconds } from './resource-docs.ts';
+import { every, type Loop } from '../../clock/every.ts';
 
 export const LIVE_PATH = '/api/schedules/live';
 /** What the console needs to read schedules (schedules-api.ts, ownerOf). */
 const CAPABILITY = 'app-admin';
 /** Schedules read per call to the actor while hello is built. */
 const HELLO_PAGE = 1000;
+/** How often a feed asks again whether its credentials hold, events or not (the gateway clock). */
+const RECHECK_MS = 30_000;
 
 const FEED = liveFeed({
   path: LIVE_PATH, summary: 'Scheduler live feed (WebSocket)', tag: 'schedules', capability: CAPABILITY,
@@ -73,6 +76,7 @@ class FeedSession implements SocketSession {
   #unsubscribe: (() => void) | undefined;
   #closed = false;
   #chain: Promise<void> = Promise.resolve();
+  #recheck: Loop | undefined;
   /** Where each schedule is, to filter run.* events (which name only the schedule); filtered feeds only. */
   readonly #known = new Map<string, Place>();
   readonly #filtered: boolean;
@@ -86,11 +90,15 @@ class FeedSession implements SocketSession {
     this.#socket = socket;
     this.#unsubscribe = this.gw.schedules.onFeed((event) => this.#then(() => this.#forward(event)));
     this.#then(() => this.#hello());
+    // A quiet scheduler sends nothing for hours: the credentials are asked again on a timer too,
+    // so a sign-out or a revocation ends the feed (and its subscription) without waiting for an event.
+    this.#recheck = every(this.gw.clock, RECHECK_MS, async () => { this.#then(() => { this.#admitted(); }); }, () => {});
   }
 
   onClose(): void {
     this.#closed = true;
     this.#unsubscribe?.();
+    void this.#recheck?.stop();
   }
 
   #then(step: () => void | Promise<void>): void {
@@ -117,6 +125,8 @@ class FeedSession implements SocketSession {
       after = page.next;
     } while (after !== null);
     if (this.#filtered) for (const s of all) this.#known.set(s.id, placeOf(s));
+    // Asked again after the reads: a sign-out meanwhile gets nothing.
+    if (!this.#admitted()) return;
     this.#socket?.send({
       type: 'hello', node: this.gw.settings.nodeName, at: seconds(this.gw.clock.now()),
       schedules: this.#filtered ? all.filter((s) => this.#matches(s)) : all,
@@ -125,7 +135,7 @@ class FeedSession implements SocketSession {
 
   async #forward(event: FeedEvent): Promise<void> {
     if (!this.#admitted()) return;
-    if (await this.#shows(event)) this.#socket?.send(event);
+    if (await this.#shows(event) && this.#admitted()) this.#socket?.send(event);
   }
 
   /** A schedule leaving the filter is sent once more (changed, or deleted) so a screen can drop it. */
