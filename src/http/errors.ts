@@ -24,6 +24,7 @@ export const ERRORS = {
   'cursor.invalid': { status: 400, title: 'Invalid cursor', detail: 'The cursor is not one this list gave; follow the Link header, or start again without a cursor.' },
   'unauthenticated': { status: 401, title: 'Not signed in', detail: 'This address needs a valid token or console session.' },
   'signin.refused': { status: 401, title: 'Sign-in refused', detail: 'The name or the password is not right.' },
+  'live.too-many': { status: 429, title: 'Too many live feeds', detail: 'These credentials hold as many live feeds open on this node as they may; close one first.' },
   'signin.locked': { status: 429, title: 'Too many attempts', detail: 'Too many failed sign-ins for this name; wait a few minutes and try again.' },
   'origin-mismatch': { status: 403, title: 'Origin refused', detail: 'A console request that changes something must come from the console\'s own origin.' },
   'capability': { status: 403, title: 'Not allowed', detail: 'Your account does not hold the capability this action needs.' },

@@ -92,3 +92,36 @@ test('a hello of several megabytes is sent on both doors, and a reader a moment 
   const hello = (await root.get('/api/logs')).text.length;
   assert.ok(hello > 5 * 1024 * 1024, `the buffer is ${hello} bytes`);
 });
+
+test('one session or token holds at most 20 feeds open on a node, all feeds together', async () => {
+  const token = (await root.post('/api/tokens', { name: 'feeds-script', kind: 'admin' })).json.token as string;
+  const headers = { authorization: `Bearer ${token}` };
+  const ws = (path: string) => `${t.url('control').replace(/^http/, 'ws')}${path}`;
+  const opened = (path: string) => new Promise<WebSocket>((resolve, reject) => {
+    const s = new WebSocket(ws(path), { headers });
+    s.once('open', () => resolve(s));
+    s.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`upgrade answered ${res.statusCode}`), { status: res.statusCode })));
+    s.on('error', () => undefined);
+  });
+  const feeds: WebSocket[] = [];
+  for (let i = 0; i < 20; i++) feeds.push(await opened(i % 2 === 0 ? '/api/logs/live' : '/api/metrics/live'));
+  await assert.rejects(opened('/api/logs/live'), (err: { status?: number }) => err.status === 429);
+  await assert.rejects(opened('/api/schedules/live'), (err: { status?: number }) => err.status === 429, 'all feeds together');
+  // Another credential is not held back by this one's feeds.
+  const other = new WebSocket(ws('/api/logs/live'), { headers: root.headers });
+  await new Promise((resolve) => other.once('open', resolve));
+  other.close();
+  const one = feeds.pop()!;
+  const gone = new Promise((resolve) => one.once('close', resolve));
+  one.close();
+  await gone;
+  await until(async () => {
+    try {
+      feeds.push(await opened('/api/logs/live'));
+      return true;
+    } catch {
+      return undefined;
+    }
+  }, 'a feed once one closed');
+  for (const f of feeds) f.terminate();
+});

@@ -52,6 +52,7 @@ export function liveFeed(f: FeedText): LiveFeedDoc {
       400: { description: f.badFilter },
       401: { description: 'no valid session or token' },
       403: { description: `neither ${f.capability} nor root (capability), or a session without the console's Origin (origin-mismatch)` },
+      429: { description: 'the session or token holds 20 live feeds open on this node already (live.too-many)' },
       426: { description: 'a request that is not a WebSocket upgrade (upgrade-required)' },
     },
   };
@@ -83,8 +84,9 @@ export function acceptLive(gw: GatewayContext, feed: LiveFeedDoc, open: (req: So
     const record = gw.records.open(req);
     try {
       const head = headExchange(req);
-      notePrincipal(record, admitLive(gw, head, feed));
-      const session = open(req, head);
+      const principal = admitLive(gw, head, feed);
+      notePrincipal(record, principal);
+      const session = counted(gw, principal, open(req, head));
       if (record !== undefined) gw.records.close(record, false, 101);
       return session;
     } catch (err) {
@@ -94,6 +96,59 @@ export function acceptLive(gw: GatewayContext, feed: LiveFeedDoc, open: (req: So
       }
       throw err;
     }
+  };
+}
+
+/**
+ * Feeds one session or token may hold open on a node, all feeds together. Each holds its `hello`
+ * (the logs feed's may be megabytes) and up to 1 MiB more for a slow reader: without a bound, one
+ * set of credentials opening sockets it never reads could hold the node's memory.
+ */
+export const FEEDS_PER_CREDENTIAL = 20;
+
+/** Open feeds by credential, per gateway (tests run several in one process). */
+const openFeeds = new WeakMap<GatewayContext, Map<string, number>>();
+
+function credentialOf(p: Principal): string | null {
+  return p.kind === 'session' ? `session:${p.sessionId}` : p.kind === 'token' ? `token:${p.token.id}` : null;
+}
+
+/**
+ * The session, counted against its credentials' feeds: refused at the upgrade once they hold
+ * FEEDS_PER_CREDENTIAL (429 `live.too-many`), and closed at once (1013) if upgrades completing
+ * together passed that check side by side. Counted from `onOpen` to `onClose`, the span in which
+ * a session holds anything.
+ */
+function counted(gw: GatewayContext, principal: Principal, session: SocketSession): SocketSession {
+  const key = credentialOf(principal);
+  if (key === null) return session;
+  let feeds = openFeeds.get(gw);
+  if (feeds === undefined) openFeeds.set(gw, (feeds = new Map()));
+  const held = feeds;
+  const tooMany = `at most ${FEEDS_PER_CREDENTIAL} live feeds are open at once with one session or token on a node; close one first.`;
+  if ((held.get(key) ?? 0) >= FEEDS_PER_CREDENTIAL) throw new GatewayError('live.too-many', `${tooMany.charAt(0).toUpperCase()}${tooMany.slice(1)}`);
+  let counting = false;
+  return {
+    onOpen(socket) {
+      const n = (held.get(key) ?? 0) + 1;
+      if (n > FEEDS_PER_CREDENTIAL) {
+        socket.close(CLOSE.tryAgain, `too many feeds: ${tooMany}`);
+        return;
+      }
+      held.set(key, n);
+      counting = true;
+      session.onOpen(socket);
+    },
+    ...(session.onMessage ? { onMessage: (text: string) => session.onMessage!(text) } : {}),
+    onClose(code, reason) {
+      if (counting) {
+        counting = false;
+        const n = (held.get(key) ?? 1) - 1;
+        if (n <= 0) held.delete(key);
+        else held.set(key, n);
+      }
+      session.onClose(code, reason);
+    },
   };
 }
 
