@@ -72,12 +72,14 @@ test('changes: one line per mutation with a generic diff, an empty diff writes n
   assert.ok([200, 201, 204].includes((await root.put('/api/vault/db_password', { value: secret })).status));
   assert.ok([200, 201, 204].includes((await root.put('/api/vault/db_password', { value: `${secret}-2` })).status));
   assert.equal((await root.del('/api/vault/db_password')).status, 204);
-  // Deleting an account revokes its personal tokens: the line says so.
+  // Deleting an account revokes its tokens: the line says which.
   const doomed = await account('dora', { roles: ['ops'] });
   for (const name of ['dora-app', 'dora-ci']) assert.equal((await root.post('/api/tokens', { name, kind: 'personal', account: 'dora' })).status, 201);
+  const adminToken = await root.post('/api/tokens', { name: 'dora-console', kind: 'admin', account: 'dora' });
+  assert.equal(adminToken.status, 201, adminToken.text);
   assert.equal((await root.del(`/api/accounts/${doomed}`)).status, 204);
   assert.deepEqual((await trail(root, `kind=account&target=${doomed}`)).map((e) => [e.action, e.detail]), [
-    ['account.delete', 'deleted, with its 2 personal tokens revoked'], ['account.create', 'created'],
+    ['account.delete', 'deleted, with its admin token and 2 personal tokens revoked'], ['account.create', 'created'],
   ]);
   const vaultLines = await trail(root, 'targetKind=vault');
   assert.deepEqual(vaultLines.map((e) => [e.action, e.target.name, e.detail]), [

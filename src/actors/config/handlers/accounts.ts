@@ -11,6 +11,14 @@ function accountRecord(a: Account) {
   return { name: a.name, roles: [...a.roles], capabilities: [...a.capabilities], organisation: a.organisation ?? null, disabled: a.disabled, passwordHash: a.passwordHash };
 }
 
+/** What an account's deletion revoked, by kind: "personal token", "admin token and 2 personal tokens". */
+function tokenCount(tokens: ReadonlyArray<{ kind: string }>): string {
+  const byKind = new Map<string, number>();
+  for (const t of tokens) byKind.set(t.kind, (byKind.get(t.kind) ?? 0) + 1);
+  const parts = [...byKind].sort(([a], [b]) => a.localeCompare(b)).map(([kind, n]) => (n === 1 ? `${kind} token` : `${n} ${kind} tokens`));
+  return parts.join(' and ');
+}
+
 type AccountCalls = Pick<ConfigCalls, 'account.create' | 'account.update' | 'account.delete' | 'account.password'>;
 
 export function accountHandlers(deps: WriteDeps): ActorHandlers<AccountCalls> {
@@ -67,12 +75,13 @@ export function accountHandlers(deps: WriteDeps): ActorHandlers<AccountCalls> {
       if (!account) return false;
       if (account.name === 'root') throw new GatewayError('account.protected', 'The root account cannot be deleted.');
       await em.nativeDelete(Session, { account: id });
+      const live = await em.find(Token, { account: id, revokedAt: null }, { fields: ['id', 'kind'] });
       const revoked = await em.nativeUpdate(Token, { account: id, revokedAt: null }, { revokedAt: deps.now() });
       const before = accountRecord(account);
       em.remove(account);
       await em.flush();
       // Its tokens go with it: the line says so, as an organisation's says its vault entries went.
-      const detail = revoked > 0 ? `deleted, with its ${revoked === 1 ? 'personal token' : `${revoked} personal tokens`} revoked` : undefined;
+      const detail = revoked > 0 ? `deleted, with its ${tokenCount(live)} revoked` : undefined;
       audit.note({ target: { kind: 'account', id, name: before.name }, organisation: before.organisation, before, after: null, ...(detail !== undefined ? { detail } : {}) });
       return true;
     }),
