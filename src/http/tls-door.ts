@@ -10,7 +10,7 @@ import { createServer as createTcpServer, type Server as TcpServer, type Socket 
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { TLSSocket, type SecureContext } from 'node:tls';
 import { formatAddress } from '../settings/address.ts';
-import { DoorBindError, type Door, type DoorOptions } from './uws-door.ts';
+import { DoorBindError, handOver, type Door, type DoorOptions } from './uws-door.ts';
 import { InFlight } from './in-flight.ts';
 import { serveTlsSockets } from './tls-sockets.ts';
 import { doorContext } from './door-context.ts';
@@ -59,14 +59,7 @@ export async function openTlsDoor(opts: TlsDoorOptions): Promise<TlsDoor> {
       ex.abort();
       return;
     }
-    let pending: void | Promise<void>;
-    try {
-      pending = opts.handler(ex);
-    } catch (err) {
-      opts.onError(err, ex);
-      return;
-    }
-    if (pending) pending.catch((err: unknown) => opts.onError(err, ex));
+    handOver(opts, ex);
   };
   const http: Server = createHttpServer({ keepAliveTimeout: 10_000 }, handle);
   const sockets = serveTlsSockets(http, opts, { begin, draining: () => flight.draining });

@@ -36,6 +36,21 @@ export interface DoorOptions {
   readonly sockets?: readonly SocketRoute[];
 }
 
+/**
+ * Hands an exchange to the door's handler, synchronously: a throw or a rejection past the
+ * handler's own error handling goes to `onError` with the exchange. Both kinds of door call it.
+ */
+export function handOver(opts: Pick<DoorOptions, 'handler' | 'onError'>, ex: Exchange): void {
+  let pending: void | Promise<void>;
+  try {
+    pending = opts.handler(ex);
+  } catch (err) {
+    opts.onError(err, ex);
+    return;
+  }
+  if (pending) pending.catch((err: unknown) => opts.onError(err, ex));
+}
+
 export interface Door {
   readonly plane: PlaneName;
   readonly protocol: 'http' | 'https';
@@ -229,14 +244,7 @@ export function openUwsDoor(opts: DoorOptions): Door {
       return;
     }
     // Called at once, not from a microtask: what the handler needs from req was copied above.
-    let pending: void | Promise<void>;
-    try {
-      pending = opts.handler(ex);
-    } catch (err) {
-      opts.onError(err, ex);
-      return;
-    }
-    if (pending) pending.catch((err: unknown) => opts.onError(err, ex));
+    handOver(opts, ex);
   });
 
   let listenSocket: uWS.us_listen_socket | false = false;
