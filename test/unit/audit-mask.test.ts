@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BODY_MAX_BYTES, dataUriSummary, mask, maskBody, MASK } from '../../src/core/audit/mask.ts';
+import { BODY_MAX_BYTES, bodySecretTest, dataUriSummary, mask, maskBody, MASK } from '../../src/core/audit/mask.ts';
 
 test('fields named for secrets become *** whatever they hold; null stays null', () => {
   const masked = mask({
@@ -76,5 +76,15 @@ test('a body capture is cut at 64 KB with a marker, never inside a character', (
     assert.ok(Buffer.byteLength(big) > BODY_MAX_BYTES - 100);
     assert.ok(big.endsWith(`…[cut: ${total} bytes in all]`), big.slice(-60));
     assert.ok(!big.includes('\uFFFD'));
+  }
+});
+
+test('a body\'s short secret names count as words of a longer name, and common parts as parts', () => {
+  const secret = bodySecretTest();
+  for (const name of ['passcode', 'pinCode', 'otp_code', 'cvv2', 'creditCardNumber', 'card-number', 'accessKey', 'AWS_ACCESS_KEY_ID', 'PIN']) {
+    assert.equal(secret(name), true, name);
+  }
+  for (const name of ['shipping', 'footprint', 'panel', 'mapping', 'spinner', 'opinion', 'amount', 'name']) {
+    assert.equal(secret(name), false, name);
   }
 });

@@ -87,11 +87,20 @@ const normal = (name: string): string => name.toLowerCase().replace(/[-_]/g, '')
  * its name contains one of these…
  */
 export const BODY_SECRET_PARTS = [
-  'password', 'passwd', 'passphrase', 'secret', 'token', 'hash', 'apikey', 'privatekey',
-  'credential', 'authorization', 'cookie', 'sessionid', 'clientsecret',
+  'password', 'passwd', 'passphrase', 'passcode', 'secret', 'token', 'hash', 'apikey', 'accesskey',
+  'privatekey', 'credential', 'authorization', 'cookie', 'sessionid', 'clientsecret', 'cardnumber',
 ] as const;
-/** …or is one of these short names, too common inside other words to match as a part. */
-export const BODY_SECRET_NAMES = ['pwd', 'pin', 'cvv', 'cvc', 'otp', 'totp', 'ssn', 'cardnumber', 'pan'] as const;
+/**
+ * …or has one of these short names as one of its words (`pin`, `pinCode`, `otp_code`, `cvv2`):
+ * too common inside other words to match as a part (`shipping`, `footprint`).
+ */
+export const BODY_SECRET_NAMES = ['pwd', 'pin', 'cvv', 'cvc', 'otp', 'totp', 'ssn', 'pan'] as const;
+
+/** A field name's words: split at `-`, `_`, other punctuation, a lower-to-upper case change and letter-digit boundaries. */
+function wordsOf(name: string): string[] {
+  return name.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/([A-Za-z])(\d)|(\d)([A-Za-z])/g, '$1$3 $2$4')
+    .toLowerCase().split(/[^a-z0-9]+/).filter((w) => w !== '');
+}
 
 /** The encoded body kept at most (bytes of UTF-8), marker included. */
 export const BODY_MAX_BYTES = 64 * 1024;
@@ -105,8 +114,8 @@ export function bodySecretTest(secretFields: readonly string[] = []): (name: str
   return (name) => {
     const n = normal(name);
     return isSecretName(name) || extra.has(n)
-      || (BODY_SECRET_NAMES as readonly string[]).includes(n)
-      || BODY_SECRET_PARTS.some((part) => n.includes(part));
+      || BODY_SECRET_PARTS.some((part) => n.includes(part))
+      || wordsOf(name).some((w) => (BODY_SECRET_NAMES as readonly string[]).includes(w));
   };
 }
 
