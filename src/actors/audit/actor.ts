@@ -92,7 +92,7 @@ runActor<AuditInit, AuditCalls, AuditEvent, AuditTells>(async (init, ctx) => {
             ctx.log.warn('an audited call\'s line could not be made; it is counted as dropped', { route: call.routeId, ...errorAttrs(err) });
           }
         }
-        for (const lost of writer.add(entries)) dropped[streamOf(lost)] += 1;
+        for (const lost of writer.add(entries, true)) dropped[streamOf(lost)] += 1;
       },
       'audit.written': (rows) => pushed(rows),
     },

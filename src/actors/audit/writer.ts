@@ -28,6 +28,8 @@ export interface WriterOptions<T> {
 
 const FIRST_BACKOFF_MS = 1000;
 const MAX_BACKOFF_MS = 30_000;
+/** The share of the queue bulk lines may fill (BatchWriter.add). */
+export const BULK_SHARE = 0.8;
 
 export class BatchWriter<T> {
   readonly #o: Required<WriterOptions<T>>;
@@ -42,9 +44,15 @@ export class BatchWriter<T> {
     this.#o = { capacity: 50_000, batch: 1000, lingerMs: 50, ...o };
   }
 
-  /** Takes lines in order; returns those past the capacity, dropped (the caller counts them). */
-  add(items: readonly T[]): readonly T[] {
-    const room = Math.max(0, this.#o.capacity - this.#pending.length);
+  /**
+   * Takes lines in order; returns those past the capacity, dropped (the caller counts them).
+   * `bulk` lines (audited calls, which the spec lets a queue drop) may fill the queue only up to
+   * BULK_SHARE of it: the rest stays for sign-ins, refusals and changes, so a flood of audited
+   * calls while the database lags cannot push a sign-in out of the trail.
+   */
+  add(items: readonly T[], bulk = false): readonly T[] {
+    const capacity = bulk ? Math.floor(this.#o.capacity * BULK_SHARE) : this.#o.capacity;
+    const room = Math.max(0, capacity - this.#pending.length);
     const lost = items.length > room ? items.slice(room) : [];
     if (lost.length > 0 && !this.#dropping) this.#o.log.error('audit lines dropped: the database cannot keep up and the queue is full', { capacity: this.#o.capacity });
     this.#dropping = lost.length > 0;
