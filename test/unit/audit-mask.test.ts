@@ -81,10 +81,10 @@ test('a body capture is cut at 64 KB with a marker, never inside a character', (
 
 test('a body\'s short secret names count as words of a longer name, and common parts as parts', () => {
   const secret = bodySecretTest();
-  for (const name of ['passcode', 'pinCode', 'otp_code', 'cvv2', 'creditCardNumber', 'card-number', 'accessKey', 'AWS_ACCESS_KEY_ID', 'PIN']) {
+  for (const name of ['passcode', 'pinCode', 'otp_code', 'cvv2', 'creditCardNumber', 'card-number', 'accessKey', 'AWS_ACCESS_KEY_ID', 'PIN', 'x-auth', 'X-Auth-Key', 'authCode']) {
     assert.equal(secret(name), true, name);
   }
-  for (const name of ['shipping', 'footprint', 'panel', 'mapping', 'spinner', 'opinion', 'amount', 'name']) {
+  for (const name of ['shipping', 'footprint', 'panel', 'mapping', 'spinner', 'opinion', 'amount', 'name', 'author', 'authority']) {
     assert.equal(secret(name), false, name);
   }
 });

@@ -94,7 +94,7 @@ export const BODY_SECRET_PARTS = [
  * …or has one of these short names as one of its words (`pin`, `pinCode`, `otp_code`, `cvv2`):
  * too common inside other words to match as a part (`shipping`, `footprint`).
  */
-export const BODY_SECRET_NAMES = ['pwd', 'pin', 'cvv', 'cvc', 'otp', 'totp', 'ssn', 'pan'] as const;
+export const BODY_SECRET_NAMES = ['pwd', 'pin', 'cvv', 'cvc', 'otp', 'totp', 'ssn', 'pan', 'auth'] as const;
 
 /** A field name's words: split at `-`, `_`, other punctuation, a lower-to-upper case change and letter-digit boundaries. */
 function wordsOf(name: string): string[] {
