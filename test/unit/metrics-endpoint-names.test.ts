@@ -70,18 +70,30 @@ test(`the ${FOLD_AT + 1}th distinct literal at a position folds it, and renames 
   const counts = new Counts();
   const names = ['alice', 'bob', 'carol'];
   // The known window: before the fold, the first FOLD_AT names are labels.
-  for (const u of names) counts.add(r.name('GET', `/users/${u}`, T0));
-  counts.add(r.name('GET', '/users/alice', T0));
-  assert.deepEqual([...counts.byLabel.keys()].sort(), ['GET /users/alice', 'GET /users/bob', 'GET /users/carol']);
-  const fold = r.name('GET', '/users/dave', T0);
-  assert.equal(fold.template, 'GET /users/{id}');
-  assert.deepEqual(new Map([...fold.renamed!].sort()), new Map(names.map((u) => [`GET /users/${u}`, 'GET /users/{id}'])));
+  for (const u of names) counts.add(r.name('GET', `/profile/${u}`, T0));
+  counts.add(r.name('GET', '/profile/alice', T0));
+  assert.deepEqual([...counts.byLabel.keys()].sort(), ['GET /profile/alice', 'GET /profile/bob', 'GET /profile/carol']);
+  const fold = r.name('GET', '/profile/dave', T0);
+  assert.equal(fold.template, 'GET /profile/{id}');
+  assert.deepEqual(new Map([...fold.renamed!].sort()), new Map(names.map((u) => [`GET /profile/${u}`, 'GET /profile/{id}'])));
   counts.add(fold);
-  assert.deepEqual([...counts.byLabel], [['GET /users/{id}', 5]]);
+  assert.deepEqual([...counts.byLabel], [['GET /profile/{id}', 5]]);
   // Folded for good: later names never show, and nothing more is renamed.
-  const later = r.name('GET', '/users/erin', T0);
-  assert.deepEqual(later, { template: 'GET /users/{id}', deduced: true, renamed: null });
+  const later = r.name('GET', '/profile/erin', T0);
+  assert.deepEqual(later, { template: 'GET /profile/{id}', deduced: true, renamed: null });
   assert.equal(r.size, 1);
+});
+
+test('a member of a collection (after a plural word) folds on sight: no caller\'s name is ever a label there', () => {
+  const r = new RouteEndpoints();
+  assert.deepEqual(r.name('GET', '/users/alice', T0), { template: 'GET /users/{id}', deduced: true, renamed: null });
+  assert.equal(r.name('GET', '/users/alice/profile', T0).template, 'GET /users/{id}/profile');
+  assert.equal(r.name('GET', '/v1/accounts/bob/orders/pending', T0).template, 'GET /v1/accounts/{id}/orders/{id}');
+  // Words that end in s without being plurals keep what follows until the fold.
+  for (const [path, template] of [['/status/live', 'GET /status/live'], ['/access/rules', 'GET /access/rules'], ['/analysis/weekly', 'GET /analysis/weekly']]) {
+    assert.equal(new RouteEndpoints().name('GET', path!, T0).template, template);
+  }
+  assert.equal(r.name('GET', '/users', T0).template, 'GET /users', 'the collection itself stays');
 });
 
 test('a fold cascades into the subtrees it merges', () => {

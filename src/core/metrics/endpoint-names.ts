@@ -12,11 +12,15 @@
  * and the labels already issued under them are renamed so their statistics merge
  * (`renamed`, old label to new, for the ring's `rename`).
  *
- * Known limit, by construction: a literal is a label until its position has seen FOLD_AT + 1
- * distinct values. The first FOLD_AT user names under `/users/` (say) are labels until another
- * distinct one arrives; if none ever does, they stay labels for as long as the metrics keep them
- * (an hour of curves, seventy minutes of endpoint history). E-mails and IP addresses are never
- * labels: they fold on sight. Each node of a cluster folds on its own.
+ * A position right after a collection word (a plural such as `users`, segments.ts) folds on
+ * sight too: `/users/alice` is `/users/{id}` from the first call, at the price of a coarser label
+ * for a literal there (`/orders/search` is `/orders/{id}`; declare it to keep it apart).
+ *
+ * Known limit, by construction: elsewhere a literal is a label until its position has seen
+ * FOLD_AT + 1 distinct values. A name under a word that reads as no plural (`/profile/alice`) is a
+ * label until three more distinct ones arrived; if none ever does, it stays one for as long as the
+ * metrics keep it (an hour of curves, seventy minutes of endpoint history). E-mails and IP
+ * addresses are never labels: they fold on sight. Each node of a cluster folds on its own.
  *
  * Bounds: at most TEMPLATE_BUDGET labels per route (declared and deduced); past it every call
  * shares OTHER. The trie holds at most FOLD_AT literals a position and NODE_CAP nodes; a path
@@ -27,7 +31,7 @@
 import type { TemplateIndex, Templated } from '../routes/template-index.ts';
 import { splitPath } from '../routes/template-index.ts';
 import { endpointLabel } from '../routes/endpoints.ts';
-import { ID, isIdentifier } from './segments.ts';
+import { ID, isCollectionWord, isIdentifier } from './segments.ts';
 
 /** Distinct literals a position keeps; one more folds it into `{id}`. */
 export const FOLD_AT = 3;
@@ -158,9 +162,14 @@ export class RouteEndpoints {
   #insert(segments: readonly string[]): string[] | null {
     const shape: string[] = [];
     let node = this.#root;
+    let after: string | null = null;
     for (const s of segments) {
       let literal = node.literals !== null && !isIdentifier(s);
-      if (literal && !node.literals!.has(s) && node.literals!.size >= FOLD_AT) {
+      if (literal && after !== null && isCollectionWord(after)) {
+        // A member of a collection (`/users/alice`): a name a caller chose, never a label.
+        this.#fold(node);
+        literal = false;
+      } else if (literal && !node.literals!.has(s) && node.literals!.size >= FOLD_AT) {
         // One distinct value too many: the position is an identifier from now on.
         this.#fold(node);
         literal = false;
@@ -174,6 +183,7 @@ export class RouteEndpoints {
         else node.id = next;
       }
       shape.push(literal ? s : ID);
+      after = literal ? s : null;
       node = next;
     }
     return shape;

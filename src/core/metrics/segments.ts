@@ -24,6 +24,16 @@ const TOKEN = /^(?=[\w-]*[a-z])(?=[\w-]*\d)[\w-]{16,}$/i;
 /** Digits and separators only: dates, times, dotted numbers, an IPv4 address with its port. */
 const NUMERIC = /^(?=.*\d)[\d.:,_+-]+$/;
 
+/**
+ * A word that names a collection the way REST paths do (`users`, `orders`, `accounts`): a plural,
+ * read as a word ending in `s` but not in `ss`, `us` or `is` (`access`, `status`, `analysis`).
+ * What follows it is one of the collection's members, a name a caller chose (`/users/alice`), so
+ * a deduced template folds that position on sight instead of after its fourth value.
+ */
+export function isCollectionWord(segment: string): boolean {
+  return segment.length >= 3 && WORD.test(segment) && /[^su]s$/i.test(segment) && !/is$/i.test(segment);
+}
+
 /** True when `segment` (percent-encoded, as forwarded) stands for a value rather than a name. */
 export function isIdentifier(segment: string): boolean {
   if (segment.length > LONG) return true;
