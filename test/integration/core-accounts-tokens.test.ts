@@ -94,6 +94,12 @@ test('an account that holds capabilities is changed or deleted by root alone: an
   assert.equal((await root.patch(`/api/accounts/${ids.get('infra')}`, { password: 'infra-password-2' })).status, 200);
   await signIn(root.control, 'infra', 'infra-password-2');
   refused(await appAdmin.patch('/api/accounts/nobody', { disabled: true }), 404, 'not-found');
+
+  // The write judges the row itself: a node whose view has not yet seen a grant made on another
+  // node still cannot change the account it was granted to.
+  await assert.rejects(t.gw.config.call('account.update', { id: ids.get('infra')!, change: { disabled: true }, byRoot: false }), (err: { code?: string }) => err.code === 'capability');
+  await assert.rejects(t.gw.config.call('account.delete', { id: ids.get('infra')!, byRoot: false }), (err: { code?: string }) => err.code === 'capability');
+  assert.equal((await root.get(`/api/accounts/${ids.get('infra')}`)).json.disabled, false);
 });
 
 test('tokens: the secret is shown once and stored as its SHA-256; revocation is immediate', async () => {

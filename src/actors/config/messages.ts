@@ -152,8 +152,13 @@ export type ConfigCalls = {
   'role.put': { args: { name: string; implies: string[] }; result: { created: boolean } };
   'role.delete': { args: { name: string }; result: boolean };
   'account.create': { args: NewAccount; result: { id: string } };
-  'account.update': { args: { id: string; change: AccountChange }; result: boolean };
-  'account.delete': { args: { id: string }; result: boolean };
+  /**
+   * `byRoot`: the caller holds root, who alone may change or delete an account holding console
+   * capabilities; judged again on the row in the write's transaction (a grant on another node may
+   * not have reached the caller's view yet).
+   */
+  'account.update': { args: { id: string; change: AccountChange; byRoot: boolean }; result: boolean };
+  'account.delete': { args: { id: string; byRoot: boolean }; result: boolean };
   /** The owner's change (profile): the account's security, not a change of the control plane; other sessions end. */
   'account.password': { args: { id: string; passwordHash: string; keepSession: string | null; target: 'account' | 'console' }; result: boolean };
   'organisation.put': { args: OrganisationInput; result: { created: boolean } };

@@ -11,6 +11,13 @@ function accountRecord(a: Account) {
   return { name: a.name, roles: [...a.roles], capabilities: [...a.capabilities], organisation: a.organisation ?? null, disabled: a.disabled, passwordHash: a.passwordHash };
 }
 
+/** Only root changes or deletes an account holding console capabilities (judged on the row, in the transaction). */
+function guardHolder(account: Account, byRoot: boolean): void {
+  if (!byRoot && account.capabilities.length > 0) {
+    throw new GatewayError('capability', 'Only root can change or delete an account that holds console capabilities.');
+  }
+}
+
 /** What an account's deletion revoked, by kind: "personal token", "admin token and 2 personal tokens". */
 function tokenCount(tokens: ReadonlyArray<{ kind: string }>): string {
   const byKind = new Map<string, number>();
@@ -36,9 +43,10 @@ export function accountHandlers(deps: WriteDeps): ActorHandlers<AccountCalls> {
       audit.note({ target: { kind: 'account', id, name: input.name }, organisation: input.organisation, before: null, after: accountRecord(account) });
       return { id };
     }),
-    'account.update': ({ id, change }) => write(deps, 'account', async (em, audit) => {
+    'account.update': ({ id, change, byRoot }) => write(deps, 'account', async (em, audit) => {
       const account = await em.findOne(Account, { id });
       if (!account) return false;
+      guardHolder(account, byRoot);
       const before = accountRecord(account);
       if (account.name === 'root' && (change.disabled === true || (change.capabilities && !change.capabilities.includes('root')))) {
         throw new GatewayError('account.protected', 'The root account cannot be disabled or lose the root capability.');
@@ -70,9 +78,10 @@ export function accountHandlers(deps: WriteDeps): ActorHandlers<AccountCalls> {
       audit.note({ action: 'password.change', part: 'security', target: { kind: target, id, name: account.name }, organisation: account.organisation ?? null, detail: 'by its owner' });
       return true;
     }),
-    'account.delete': ({ id }) => write(deps, 'account', async (em, audit) => {
+    'account.delete': ({ id, byRoot }) => write(deps, 'account', async (em, audit) => {
       const account = await em.findOne(Account, { id });
       if (!account) return false;
+      guardHolder(account, byRoot);
       if (account.name === 'root') throw new GatewayError('account.protected', 'The root account cannot be deleted.');
       await em.nativeDelete(Session, { account: id });
       const live = await em.find(Token, { account: id, revokedAt: null }, { fields: ['id', 'kind'] });
