@@ -62,7 +62,7 @@ export function runActor<Init, C extends CallMap, Event, T extends TellMap = Rec
   // Calls run one after another: an actor owns its state and never races itself.
   let chain: Promise<unknown> = Promise.resolve();
 
-  const handle = async (msg: Exclude<ToWorker, { kind: 'level' }>): Promise<void> => {
+  const handle = async (msg: Exclude<ToWorker, { kind: 'level' } | { kind: 'exit' }>): Promise<void> => {
     if (msg.kind === 'clock') {
       if (clock instanceof ManualClock) clock.set(msg.now);
       post({ kind: 'reply', id: msg.id, ok: true, value: null });
@@ -108,6 +108,8 @@ export function runActor<Init, C extends CallMap, Event, T extends TellMap = Rec
   };
 
   port.on('message', (msg: ToWorker) => {
+    // Not behind the chain: a crash does not wait for the calls in flight.
+    if (msg.kind === 'exit') process.exit(1);
     // A level change is applied at once, not behind a long call in the chain.
     if (msg.kind === 'level') {
       hub.setLevel(msg.level);

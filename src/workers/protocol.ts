@@ -40,7 +40,13 @@ export type ToWorker =
   | { readonly kind: 'clock'; readonly id: number; readonly now: number }
   /** The operational level moved: records below it are no longer shipped to the main thread. */
   | { readonly kind: 'level'; readonly level: LogLevel }
-  | { readonly kind: 'stop' };
+  | { readonly kind: 'stop' }
+  /**
+   * Ends the worker from its own thread at once, between two turns, as a crash would (tests,
+   * operators). Not `Worker.terminate()`, which stops a thread whatever it is running: inside a
+   * libsql statement that aborts the whole process (neon 1.0 asserts as the isolate tears down).
+   */
+  | { readonly kind: 'exit' };
 
 export type FromWorker =
   /** `thread`: the worker's thread id in the kernel (Linux), which tools such as top -H and taskset name it by. */

@@ -315,9 +315,13 @@ export class ActorHost<C extends CallMap, Init = unknown, Event = unknown, T ext
     });
   }
 
-  /** Test and operator hook: ends the worker abruptly, as a crash would. */
+  /** Test and operator hook: ends the worker abruptly, as a crash would (protocol.ts, `exit`). */
   async kill(): Promise<void> {
-    await this.worker?.terminate();
+    const worker = this.worker;
+    if (!worker) return;
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    worker.postMessage({ kind: 'exit' } satisfies ToWorker);
+    await exited;
   }
 
   /** Asks the actor to finish and waits; terminates it past `timeoutMs`. Safe after a partial start. */
