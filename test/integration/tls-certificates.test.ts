@@ -68,6 +68,18 @@ async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) => bool
   assert.fail(`${what}: still ${JSON.stringify(last)}`);
 }
 
+/** A pair written under the mount (`<file>.crt`, `<file>.key`) and stored as a file-system certificate. */
+async function mounted(file: string, leaf: string, san: string): Promise<{ certPath: string; keyPath: string; a: Answer }> {
+  const certPath = join(files, `${file}.crt`);
+  const keyPath = join(files, `${file}.key`);
+  const pair = kit.leaf(leaf, san);
+  writeFileSync(certPath, pair.cert);
+  writeFileSync(keyPath, pair.key);
+  const a = await root.post('/api/certificates', { source: 'file', certPath, keyPath });
+  assert.equal(a.status, 201, a.text);
+  return { certPath, keyPath, a };
+}
+
 function dataHttpsPort(): number {
   const door = t.gw.doors.find((d) => d.plane === 'data' && d.protocol === 'https');
   assert.ok(door, 'the data plane has an HTTPS door');
@@ -188,13 +200,7 @@ test('signing request: pending and downloadable again; only the answer for its k
 });
 
 test('file system: paths only, exclusions refused, the pair re-read every 30 s without restart, a vanished pair is missing (rule 20)', async () => {
-  const certPath = join(files, 'tls.crt');
-  const keyPath = join(files, 'tls.key');
-  const first = kit.leaf('mounted', 'DNS:files.example.test');
-  writeFileSync(certPath, first.cert);
-  writeFileSync(keyPath, first.key);
-  const a = await root.post('/api/certificates', { source: 'file', certPath, keyPath });
-  assert.equal(a.status, 201, a.text);
+  const { certPath, keyPath, a } = await mounted('tls', 'mounted', 'DNS:files.example.test');
   assert.deepEqual(a.json.paths, { cert: certPath, key: keyPath });
   assert.doesNotMatch(a.text, /BEGIN/, 'no file content in the record');
   const id: string = a.json.id;
@@ -259,13 +265,7 @@ test('file system: paths only, exclusions refused, the pair re-read every 30 s w
 });
 
 test('file system: a renewal on disk that would answer a name another placed certificate answers is held back, the last pair presented (rule 10)', async () => {
-  const certPath = join(files, 'held.crt');
-  const keyPath = join(files, 'held.key');
-  const first = kit.leaf('held', 'DNS:held.example.test');
-  writeFileSync(certPath, first.cert);
-  writeFileSync(keyPath, first.key);
-  const a = await root.post('/api/certificates', { source: 'file', certPath, keyPath });
-  assert.equal(a.status, 201, a.text);
+  const { certPath, keyPath, a } = await mounted('held', 'held', 'DNS:held.example.test');
   const id: string = a.json.id;
   assert.equal((await root.put(`/api/certificates/${id}/placement`, { planes: ['app'] })).status, 200);
   const other = await root.post('/api/certificates', { source: 'self-signed', names: ['taken.example.test'], name: 'the other one' });
