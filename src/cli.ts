@@ -1,7 +1,9 @@
 /**
  * `meerkat start | migrate | token create …` (CONTRACT.md, "Running it"). Exit codes: 0 done,
- * 1 failure at run time, 64 usage error, 70 an actor could not start, 78 a setting refused.
+ * 1 failure at run time, 64 usage error, 65 what was asked is refused (an unknown account, route
+ * or role; a database that holds no gateway), 70 an actor could not start, 78 a setting refused.
  */
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { LogHub, errorAttrs } from './log/logger.ts';
 import { loadSettings, SettingsError, type Settings } from './settings/settings.ts';
@@ -20,6 +22,8 @@ const USAGE = `usage:
   meerkat version`;
 
 class UsageError extends Error {}
+/** The command was well formed but what it asks is refused (sysexits' EX_DATAERR): no usage text. */
+class RefusedError extends Error {}
 
 function settingsOrExit(): Settings {
   try {
@@ -31,6 +35,12 @@ function settingsOrExit(): Settings {
     }
     throw err;
   }
+}
+
+function showRootPassword(pw: string): void {
+  process.stderr.write(
+    `\nmeerkat: the account "root" was created with the password:\n\n    ${pw}\n\n` +
+    'It is shown this once. Sign in to the console and change it, or set GATEWAY_ROOT_PASSWORD before the first start.\n\n');
 }
 
 async function start(): Promise<void> {
@@ -61,9 +71,7 @@ async function start(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
   gateway = startGateway(settings, {
     hub,
-    onRootPassword: (pw) => process.stderr.write(
-      `\nmeerkat: the account "root" was created with the password:\n\n    ${pw}\n\n` +
-      'It is shown this once. Sign in to the console and change it, or set GATEWAY_ROOT_PASSWORD before the first start.\n\n'),
+    onRootPassword: showRootPassword,
   });
   try {
     await gateway;
@@ -81,12 +89,28 @@ async function start(): Promise<void> {
  * Opens the store, migrated, for a one-off command. Imported on demand: `meerkat start` keeps the
  * ORM out of the main thread (the actors and the boot worker load it).
  */
-async function withStore<T>(fn: (store: Store, applied: string[]) => Promise<T>): Promise<T> {
+async function withStore<T>(fn: (store: Store, applied: string[]) => Promise<T>, o: { existing?: boolean } = {}): Promise<T> {
   const settings = settingsOrExit();
-  const { openStore, migrate } = await import('./store/orm.ts');
+  const { openStore, migrate, sqliteFile } = await import('./store/orm.ts');
+  // A command that works on a gateway's data (a token) is refused on a place that holds none,
+  // rather than making one there: a data directory or a database named wrong says so.
+  if (o.existing && settings.databaseUrl === undefined && !existsSync(sqliteFile(settings.dataDir))) {
+    throw new RefusedError(`GATEWAY_DATA_DIR="${settings.dataDir}" holds no gateway (no database file): check the variable, or run meerkat migrate (or start) there first.`);
+  }
   const store = await openStore({ dataDir: settings.dataDir, databaseUrl: settings.databaseUrl }, { migrations: true });
   try {
-    return await fn(store, await migrate(store));
+    const applied = await migrate(store);
+    const { MIGRATIONS } = await import('./store/migrations/index.ts');
+    if (o.existing && applied.includes(MIGRATIONS[0]!.name)) {
+      throw new RefusedError('GATEWAY_DATABASE_URL names a database that held no gateway (its schema was made just now): check the variable; nothing else was written there.');
+    }
+    // Root as the first start makes it, so that a deployment scripted as migrate, then mint a
+    // token for root, works before the gateway ever ran.
+    const { ensureRoot } = await import('./core/accounts/root.ts');
+    const { hashPassword } = await import('./workers/tasks/password.ts');
+    const root = await ensureRoot(store, async (pw) => hashPassword(pw), settings.rootPassword, Date.now());
+    if (root.generatedPassword !== undefined) showRootPassword(root.generatedPassword);
+    return await fn(store, applied);
   } finally {
     await store.close();
   }
@@ -138,21 +162,28 @@ async function tokenCreate(args: string[]): Promise<void> {
       });
     } catch (err) {
       // The same refusals as the API, said for a command line.
-      if (err instanceof GatewayError) throw new UsageError(err.field ? `--${err.field}: ${err.detail}` : err.detail);
+      if (err instanceof GatewayError) throw new RefusedError(err.field ? `--${err.field}: ${err.detail}` : err.detail);
       throw err;
     }
-  });
+  }, { existing: true });
   process.stderr.write(`meerkat: ${minted.kind} token "${minted.name}" created (id ${minted.id}); it is printed once:\n`);
   process.stdout.write(minted.token + '\n');
 }
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
+  // Asked for help anywhere (`meerkat start --help`): the usage, and nothing started.
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(USAGE + '\n');
+    return;
+  }
   switch (command) {
     case 'start':
     case undefined:
+      if (rest.length > 0) throw new UsageError(`start takes no arguments (its settings are GATEWAY_* variables): ${rest.join(' ')}`);
       return start();
     case 'migrate': {
+      if (rest.length > 0) throw new UsageError(`migrate takes no arguments: ${rest.join(' ')}`);
       const applied = await withStore(async (_store, applied) => applied);
       process.stderr.write(applied.length ? `meerkat: applied ${applied.join(', ')}\n` : 'meerkat: the schema is up to date\n');
       return;
@@ -178,6 +209,10 @@ main(process.argv.slice(2)).catch((err: unknown) => {
   if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
     process.stderr.write(`meerkat: ${(err as Error).message}\n${USAGE}\n`);
     process.exit(64);
+  }
+  if (err instanceof RefusedError) {
+    process.stderr.write(`meerkat: ${err.message}\n`);
+    process.exit(65);
   }
   process.stderr.write(`meerkat: ${(err as Error).message ?? String(err)}\n`);
   process.exit(1);

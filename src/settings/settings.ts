@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
-import { resolve } from 'node:path';
-import { existsSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { formatAddress, isLoopback, isWildcard, parseListenAddress, type ListenAddress } from './address.ts';
 import { parseSmtpUrl } from './smtp-url.ts';
 import { parseMoment } from '../clock/moment.ts';
@@ -165,8 +165,44 @@ function configFile(env: Env): string | undefined {
   if (!/\.(json|ya?ml)$/i.test(path)) {
     throw new SettingsError('GATEWAY_CONFIG', `GATEWAY_CONFIG="${raw}" must name a .json, .yaml or .yml file.`);
   }
-  if (!existsSync(path) || !statSync(path).isFile()) {
+  if (!existsSync(path) || !statSync(path).isFile() || !canAccess(path, constants.R_OK)) {
     throw new SettingsError('GATEWAY_CONFIG', `GATEWAY_CONFIG="${raw}" names no readable file.`);
+  }
+  return path;
+}
+
+function canAccess(path: string, mode: number): boolean {
+  try {
+    accessSync(path, mode);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The data directory (the SQLite file, vault.key): a directory this process may write in, or one
+ * it may create (its nearest existing parent is a writable directory). Said here, naming the
+ * variable, rather than as the file system's or the database driver's error at first use.
+ */
+function dataDirectory(env: Env): string {
+  const raw = env.GATEWAY_DATA_DIR?.trim() || './data';
+  const path = resolve(raw);
+  let probe = path;
+  while (!existsSync(probe)) {
+    const parent = dirname(probe);
+    if (parent === probe) break;
+    probe = parent;
+  }
+  if (!statSync(probe).isDirectory()) {
+    throw new SettingsError('GATEWAY_DATA_DIR', probe === path
+      ? `GATEWAY_DATA_DIR="${raw}" is a file, not a directory.`
+      : `GATEWAY_DATA_DIR="${raw}" cannot be made: ${probe} is a file.`);
+  }
+  if (!canAccess(probe, constants.W_OK | constants.X_OK)) {
+    throw new SettingsError('GATEWAY_DATA_DIR', probe === path
+      ? `GATEWAY_DATA_DIR="${raw}" is a directory this process (uid ${process.getuid?.() ?? '?'}) may not write in.`
+      : `GATEWAY_DATA_DIR="${raw}" cannot be made: this process (uid ${process.getuid?.() ?? '?'}) may not write in ${probe}.`);
   }
   return path;
 }
@@ -350,7 +386,7 @@ export function loadSettings(env: Env = process.env): Settings {
     listenTls: Object.freeze(listenTls),
     logLevel,
     logFormat: oneOf(env, 'GATEWAY_LOG_FORMAT', ['text', 'json'] as const, 'text'),
-    dataDir: resolve(env.GATEWAY_DATA_DIR?.trim() || './data'),
+    dataDir: dataDirectory(env),
     databaseUrl: dbUrl,
     rootPassword,
     vaultKey: vaultKey(env),

@@ -82,11 +82,19 @@ export async function openStore(options: StoreOptions, open: OpenOptions = {}): 
   if (options.databaseUrl) {
     driver = 'postgresql';
     const { MikroORM: PostgresORM } = await import('@mikro-orm/postgresql');
-    orm = await PostgresORM.init({
-      ...common,
-      clientUrl: options.databaseUrl,
-      pool: { min: 0, max: options.poolSize ?? 4 },
-    }) as unknown as MikroORM;
+    try {
+      orm = await PostgresORM.init({
+        ...common,
+        clientUrl: options.databaseUrl,
+        pool: { min: 0, max: options.poolSize ?? 4 },
+        // A database named wrong must not become a new, empty gateway with a new root: the
+        // database is the operator's to create (docs/architecture.md).
+        ensureDatabase: false,
+      }) as unknown as MikroORM;
+      await orm.em.getConnection().execute('select 1');
+    } catch (err) {
+      throw new Error(databaseRefusal(options.databaseUrl, err));
+    }
   } else {
     driver = 'sqlite';
     mkdirSync(options.dataDir, { recursive: true });
@@ -123,6 +131,22 @@ export async function openStore(options: StoreOptions, open: OpenOptions = {}): 
     },
     close: () => orm.close(true),
   };
+}
+
+/** The sentence for a PostgreSQL database that cannot be used: where, why, and what to do. */
+function databaseRefusal(url: string, err: unknown): string {
+  let where = 'GATEWAY_DATABASE_URL';
+  try {
+    const u = new URL(url);
+    where = `the PostgreSQL database "${decodeURIComponent(u.pathname.slice(1))}" at ${u.hostname}:${u.port || '5432'} (GATEWAY_DATABASE_URL)`;
+  } catch {
+    // settings.ts refused a URL it cannot read: this is the variable's name alone.
+  }
+  const reason = err instanceof Error ? err.message : String(err);
+  const hint = /does not exist/.test(reason) && /database/.test(reason)
+    ? ': create it first (CREATE DATABASE …); the gateway makes its tables, never the database'
+    : '';
+  return `${where} cannot be used: ${reason}${hint}`;
 }
 
 // Any constant shared by every node: the key of the advisory lock that serialises migrations.

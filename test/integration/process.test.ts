@@ -173,11 +173,13 @@ test('meerkat token create prints a token once; the running gateway accepts it',
     const usage = await runCli(['token', 'create', '--name', 'x', '--kind', 'root'], env);
     assert.equal(usage.code, 64);
     assert.match(usage.stderr, /--kind must be admin or schedules/);
+    // Well formed but refused (what it names does not exist): 65, the sentence, no usage text.
     const noAccount = await runCli(['token', 'create', '--name', 'x', '--kind', 'admin', '--account', 'ghost'], env);
-    assert.equal(noAccount.code, 64);
+    assert.equal(noAccount.code, 65);
     assert.match(noAccount.stderr, /--account: No account has the id or name "ghost"/);
+    assert.doesNotMatch(noAccount.stderr, /usage:/);
     const noRoute = await runCli(['token', 'create', '--name', 'x', '--kind', 'schedules', '--routes', 'nowhere'], env);
-    assert.equal(noRoute.code, 64);
+    assert.equal(noRoute.code, 65);
     assert.match(noRoute.stderr, /--routes: No route has the id "nowhere"/);
     const unknown = await runCli(['frobnicate'], env);
     assert.equal(unknown.code, 64);
@@ -191,3 +193,31 @@ test('meerkat token create prints a token once; the running gateway accepts it',
   }
 });
 
+
+test('a deployment scripted without the console: migrate makes root, a token is minted for it; a place holding no gateway is refused', async () => {
+  const db = await createTestDatabase();
+  try {
+    const env = loopbackEnv({ ...dbEnv(db), GATEWAY_ROOT_PASSWORD: 'scripted-root-password' });
+    const migrated = await runCli(['migrate'], env);
+    assert.equal(migrated.code, 0, migrated.stderr);
+    const minted = await runCli(['token', 'create', '--name', 'deploy-bot', '--kind', 'admin'], env);
+    assert.equal(minted.code, 0, minted.stderr);
+    assert.match(minted.stdout.trim(), /^mk_/);
+    // `start --help` is the usage: nothing binds, nothing is created.
+    const help = await runCli(['start', '--help'], env);
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /^usage:/);
+    assert.equal((await runCli(['start', '--verbose'], env)).code, 64);
+  } finally {
+    await db.drop();
+  }
+  // A data directory or a database named wrong: no token is minted into a new, empty one.
+  const empty = await createTestDatabase();
+  try {
+    const refused = await runCli(['token', 'create', '--name', 'ci', '--kind', 'schedules'], loopbackEnv(dbEnv(empty)));
+    assert.equal(refused.code, 65, refused.stderr);
+    assert.match(refused.stderr, empty.databaseUrl === undefined ? /GATEWAY_DATA_DIR=".*" holds no gateway/ : /GATEWAY_DATABASE_URL names a database that held no gateway/);
+  } finally {
+    await empty.drop();
+  }
+});

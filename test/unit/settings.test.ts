@@ -57,6 +57,9 @@ test('each bad value stops the boot with a sentence naming the variable', () => 
     ['GATEWAY_ROOT_PASSWORD', 'short'],
     ['GATEWAY_CONFIG', '/nonexistent/meerkat.yaml'],
     ['GATEWAY_CONFIG', 'package.txt'],
+    // A file where a directory belongs, itself or on the way to it.
+    ['GATEWAY_DATA_DIR', 'package.json'],
+    ['GATEWAY_DATA_DIR', 'package.json/data'],
     ['GATEWAY_OTLP_ENDPOINT', 'ftp://collector'],
     ['GATEWAY_NODE_NAME', 'has spaces'],
     ['GATEWAY_DRAIN_TIMEOUT', 'soon'],
