@@ -46,3 +46,14 @@ export function formatAddress(host: string, port: number): string {
 export function isWildcard(host: string): boolean {
   return host === '0.0.0.0' || host === '::';
 }
+
+/**
+ * Whether two listeners' hosts may take the same socket: the same host, a wildcard, or
+ * `localhost` beside a loopback address (it resolves to 127.0.0.1 or ::1).
+ */
+export function hostsOverlap(x: ListenAddress, y: ListenAddress): boolean {
+  const a = x.host.toLowerCase();
+  const b = y.host.toLowerCase();
+  if (a === b || isWildcard(a) || isWildcard(b)) return true;
+  return (a === 'localhost' && isLoopback(y)) || (b === 'localhost' && isLoopback(x));
+}

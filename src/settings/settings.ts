@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
-import { formatAddress, isLoopback, isWildcard, parseListenAddress, type ListenAddress } from './address.ts';
+import { formatAddress, hostsOverlap, isLoopback, parseListenAddress, type ListenAddress } from './address.ts';
 import { parseSmtpUrl } from './smtp-url.ts';
 import { parseMoment } from '../clock/moment.ts';
 
@@ -328,7 +328,7 @@ export function loadSettings(env: Env = process.env): Settings {
     for (let j = i + 1; j < doors.length; j++) {
       const [a, x] = doors[i]!;
       const [b, y] = doors[j]!;
-      if (x.port !== 0 && x.port === y.port && (x.host === y.host || isWildcard(x.host) || isWildcard(y.host))) {
+      if (x.port !== 0 && x.port === y.port && hostsOverlap(x, y)) {
         throw new SettingsError(b, `${b} (${formatAddress(y.host, y.port)}) takes the port of ${a} (${formatAddress(x.host, x.port)}): each door needs a port of its own.`);
       }
     }

@@ -187,5 +187,8 @@ test('two doors on one port are refused at boot, naming both; distinct hosts or 
   assert.match(same.message, /GATEWAY_TLS_ADDR \(0\.0\.0\.0:8080\) takes the port of GATEWAY_ADDR \(0\.0\.0\.0:8080\)/);
   assert.equal(refusal({ GATEWAY_ADMIN_ADDR: '127.0.0.1:9443' }).variable, 'GATEWAY_ADMIN_TLS_ADDR', 'a loopback door meets the wildcard default on its port');
   assert.doesNotThrow(() => loadSettings({ GATEWAY_ADDR: '127.0.0.1:7000', GATEWAY_TLS_ADDR: '127.0.0.2:7000' }));
+  // localhost is a loopback address written another way.
+  assert.equal(refusal({ GATEWAY_ADDR: '127.0.0.1:7000', GATEWAY_TLS_ADDR: 'localhost:7000' }).variable, 'GATEWAY_TLS_ADDR');
+  assert.equal(refusal({ GATEWAY_ADDR: 'LOCALHOST:7000', GATEWAY_TLS_ADDR: '[::1]:7000' }).variable, 'GATEWAY_TLS_ADDR');
   assert.doesNotThrow(() => loadSettings({ GATEWAY_ADDR: '127.0.0.1:0', GATEWAY_TLS_ADDR: '127.0.0.1:0', GATEWAY_ADMIN_ADDR: '127.0.0.1:0' }));
 });
