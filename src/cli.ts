@@ -81,7 +81,7 @@ async function start(): Promise<void> {
     // that cannot start has its own code (sysexits' EX_SOFTWARE): the gateway's own parts did
     // not come up, which a process manager may treat apart from a bad setting (78).
     process.stderr.write(`meerkat: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(err instanceof ActorStartError ? 70 : 1);
+    process.exit(err instanceof ActorStartError ? 70 : err instanceof SettingsError ? 78 : 1);
   }
 }
 

@@ -4,7 +4,8 @@
  */
 import { createClock, ManualClock } from './clock/clock.ts';
 import type { LogHub } from './log/logger.ts';
-import type { PlaneName, Settings } from './settings/settings.ts';
+import { SettingsError, type PlaneName, type Settings } from './settings/settings.ts';
+import { GatewayError } from './http/errors.ts';
 import type { StoreOptions } from './store/orm.ts';
 import { prepareStore } from './workers/prepare/client.ts';
 import { loadMasterKey } from './core/vault/master-key.ts';
@@ -82,7 +83,12 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
   // A declarative file that cannot be read or has fields of the wrong shape stops the start
   // before anything is opened; what only the catalogue can judge (a role that does not exist)
   // is refused by the configuration actor, the first part that holds the catalogue.
-  const configFailure = (err: unknown) => new Error(`GATEWAY_CONFIG ${settings.configFile}: ${(err as Error).message}`);
+  // A file the gateway cannot read, or whose content it refuses, is a setting refused (exit 78);
+  // a database failing while the file is applied stays a failure at run time.
+  const configFailure = (err: unknown, content = true) => {
+    const message = `GATEWAY_CONFIG ${settings.configFile}: ${(err as Error).message}`;
+    return content ? new SettingsError('GATEWAY_CONFIG', message) : new Error(message);
+  };
   let declared: Declarative | undefined;
   try {
     declared = settings.configFile ? readDeclarative(settings.configFile) : undefined;
@@ -120,7 +126,7 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
       try {
         applied = await config.call('config.apply', declared);
       } catch (err) {
-        throw configFailure(err);
+        throw configFailure(err, err instanceof GatewayError && err.status < 500);
       }
       log.info('declarative configuration applied', { file: settings.configFile, ...applied });
     }

@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { createTestDatabase } from '../helpers/db.ts';
 import { loopbackEnv } from '../helpers/gateway.ts';
@@ -74,6 +76,19 @@ test('bad settings stop the process with a sentence naming the variable', async 
     const r = await runCli(['start'], { [name]: value });
     assert.equal(r.code, 78, `${name}: ${r.stderr}`);
     assert.match(r.stderr, new RegExp(`^meerkat: ${name}`));
+  }
+  // A declarative file whose content is refused, by its shape or by the catalogue, is a setting refused too.
+  const db = await createTestDatabase();
+  try {
+    for (const [file, text] of [['typo.yaml', 'rutes: {}\n'], ['ghost-role.yaml', 'routes:\n  a: { upstream: "http://a", paths: [/a], rule: { roles: [ghost] } }\n']] as const) {
+      const path = join(db.dataDir, file);
+      writeFileSync(path, text);
+      const r = await runCli(['start'], loopbackEnv({ ...dbEnv(db), GATEWAY_CONFIG: path }));
+      assert.equal(r.code, 78, `${file}: ${r.stderr}`);
+      assert.match(r.stderr, /^meerkat: GATEWAY_CONFIG /m);
+    }
+  } finally {
+    await db.drop();
   }
 });
 
