@@ -69,7 +69,8 @@ runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
   // stored, and the last pair read goes on being presented (judged again at each read).
   const reread = async (): Promise<void> => {
     const rows = await store.em().find(CertificateRow, { source: 'file' });
-    let placed: Loaded | null = null;
+    // Read once a turn, and only when a pair on disk changed.
+    let placed: { placements: Loaded['placements']; certificates: Map<string, CertificateRow> } | null = null;
     let moved = false;
     for (const row of rows) {
       // Missing, or served from its last pair while the files disagree: said once, not every turn.
@@ -81,9 +82,11 @@ runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
         if (pair.fingerprint === row.fingerprint) {
           if (heldBack.delete(row.id)) moved = true;
         } else {
-          placed ??= await loadRows(store.em());
-          const certificates = new Map(placed.rows.map((r) => [r.id, r]));
-          const rule = renewalProblem(row.id, pair.names, placed.placements, certificates, init.internalNames);
+          if (placed === null) {
+            const loaded = await loadRows(store.em());
+            placed = { placements: loaded.placements, certificates: new Map(loaded.rows.map((r) => [r.id, r])) };
+          }
+          const rule = renewalProblem(row.id, pair.names, placed.placements, placed.certificates, init.internalNames);
           const was = heldBack.get(row.id);
           if (rule !== null) {
             if (was?.rule !== rule || was.fingerprint !== pair.fingerprint) {

@@ -61,8 +61,10 @@ export function presentable(row: CertificateRow, masterKey: Buffer, nowS: number
   if (!valid) return false;
   const opened = keyOf(row, masterKey);
   if ('problem' in opened) return false;
-  // Stored before OpenSSL's refusal was checked where a certificate is obtained (sources/obtained.ts),
-  // or refused by a stricter OpenSSL since: the doors leave it out (view.ts), so it serves nothing.
+  // A pair read from files was judged by OpenSSL as it was read (sources/obtained.ts). A stored one
+  // may predate that check, or a stricter OpenSSL may refuse it since: the doors leave it out
+  // (view.ts), so it serves nothing.
+  if (row.source === 'file') return true;
   try {
     doorContext(opened.cert, opened.key);
     return true;
