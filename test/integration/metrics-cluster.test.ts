@@ -111,20 +111,21 @@ async function step(nodes: readonly Node[], admin: (n: Node) => Admin, by = 'PT5
 }
 
 /**
- * Brings every node to the same instant, 1 s into an interval and more than an interval past
- * each one's first tick (its start + 5 s): each closes one interval on the way and, behind by a
- * whole interval, arms its next tick 5 s after the move, so from here on the nodes tick together.
+ * Brings every node to the same instant, 1 s into a clock minute's first interval and more than
+ * an interval past each one's first tick (its start + 5 s): each closes one interval on the way
+ * and, behind by a whole interval, arms its next tick 5 s after the move, so from here on the
+ * nodes tick together. The tests start at the same place in a minute whatever the wall clock
+ * said: the first two count on their intervals sharing one clock minute.
  */
 async function align(nodes: readonly Node[], admin: (n: Node) => Admin): Promise<void> {
   const latest = Math.max(...nodes.map((n) => n.now()));
-  const target = Math.ceil((latest + 2 * STEP_MS) / STEP_MS) * STEP_MS + 1000;
+  const target = Math.ceil((latest + 2 * STEP_MS) / 60_000) * 60_000 + 1000;
   for (const node of nodes) await moveAndTick(node, target - node.now());
   // One tick together: from here every summary was written at its reader's now.
   await step(nodes, admin);
   for (const node of nodes) assert.equal(node.now(), target + STEP_MS);
 }
 
-/** Waits until the wall clock is past `ms` (a test clock's epoch ms), with a second to spare: as long as the test clocks ran ahead. */
 /** Lets each ring take what the requests told it: a call goes after the records told before it. */
 async function settle(nodes: readonly Node[]): Promise<void> {
   for (const n of nodes) await n.t.gw.ctx.metrics.call('metrics.route', { id: 'shop' });
