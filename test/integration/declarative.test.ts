@@ -55,6 +55,10 @@ test('a bad declarative file stops the start with the place at fault, and writes
       ['cycle.yaml', 'roles:\n  a: { implies: [b] }\n  b: { implies: [a] }\n', /roles\.\w\.implies: These implies would make a role imply itself/],
       ['typo.yaml', 'rutes: {}\n', /"rutes" is not a field/],
       ['broken.yaml', 'routes: [\n', /cannot be read/],
+      // A member written twice: JSON.parse would keep the second silently, YAML refuses; both refuse.
+      ['twice.json', '{"routes": {"a": {"upstream": "http://a",\n "paths": ["/a"], "upstream": "http://b"}}}', /routes\.a: "upstream" is written twice \(again on line 2\)/],
+      ['twice-top.json', '{"routes": {}, "routes": {"a": {"upstream": "http://a", "paths": ["/a"]}}}', /the top level: "routes" is written twice/],
+      ['twice.yaml', 'routes:\n  a: { upstream: "http://a", paths: [/a] }\n  a: { upstream: "http://b", paths: [/b] }\n', /Map keys must be unique/],
     ];
     for (const [name, text, expected] of cases) {
       const file = join(db.dataDir, name);

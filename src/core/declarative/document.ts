@@ -11,6 +11,7 @@ import { parseRole, type RoleInput } from '../roles/role-input.ts';
 import { parseOrganisation, type OrganisationInput } from '../organisations/organisation-input.ts';
 import { objectBody, pathId } from '../validate.ts';
 import { parseRouteAudit, type RouteAudit } from '../audit/rules.ts';
+import { repeatedKey } from './json-keys.ts';
 
 /** A route of the file: its `audit` (the rules the route editor exports) replaces the stored rules when given. */
 export type DeclarativeRoute = RouteInput & { readonly audit?: RouteAudit };
@@ -63,10 +64,16 @@ function section<T>(doc: Record<string, unknown>, key: string, parse: (id: strin
 export function readDeclarative(file: string): Declarative {
   let doc: unknown;
   const text = readFileSync(file, 'utf8');
+  const json = /\.json$/i.test(file);
   try {
-    doc = /\.json$/i.test(file) ? JSON.parse(text) : parseYaml(text);
+    doc = json ? JSON.parse(text) : parseYaml(text);
   } catch (err) {
     throw new DeclarativeError(`it cannot be read: ${(err as Error).message}`);
+  }
+  const repeated = json ? repeatedKey(text) : null;
+  if (repeated) {
+    const where = repeated.path === '' ? 'the top level' : repeated.path;
+    throw new DeclarativeError(`${where}: "${repeated.key}" is written twice (again on line ${repeated.line}); give each member once.`);
   }
   if (doc === null || doc === undefined) return { roles: [], organisations: [], routes: [] };
   let top: Record<string, unknown>;
