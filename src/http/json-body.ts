@@ -1,8 +1,9 @@
 /**
  * What a parsed JSON body may hold, whatever the endpoint: no deeper than MAX_DEPTH (a document
  * nested thousands deep parses, then overflows the stack of whatever walks it next: the copy to
- * an actor, the answer that echoes it) and no NUL character in a key or a string (neither SQLite
- * nor PostgreSQL stores one in text). Checked once where bodies are read, so no field can forget.
+ * an actor, the answer that echoes it), and no NUL character or lone surrogate in a key or a
+ * string (neither SQLite nor PostgreSQL stores them in text as given). Checked once where bodies
+ * are read, so no field can forget.
  */
 
 export const MAX_DEPTH = 64;
@@ -23,10 +24,20 @@ function named(at: string): string {
   return at.length > 200 ? `${at.slice(0, 199)}…` : at;
 }
 
+/**
+ * Half of a UTF-16 pair without its other half (`"\ud800"` is valid JSON): the databases store
+ * text as UTF-8, where it would become U+FFFD, and what was stored would no longer be what was sent.
+ */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+function textProblem(s: string, at: string, what: string): BodyProblem | undefined {
+  if (s.includes('\u0000')) return { field: named(at), detail: `${what} holds a NUL character (U+0000), which the gateway does not store.` };
+  if (LONE_SURROGATE.test(s)) return { field: named(at), detail: `${what} holds half of a UTF-16 surrogate pair (an escape such as \\ud800 without its partner), which is not text the gateway can store.` };
+  return undefined;
+}
+
 function walk(value: unknown, at: string, depth: number): BodyProblem | undefined {
-  if (typeof value === 'string') {
-    return value.includes('\u0000') ? { field: named(at), detail: `${at === '' ? 'The body' : named(at)} holds a NUL character (U+0000), which the gateway does not store.` } : undefined;
-  }
+  if (typeof value === 'string') return textProblem(value, at, at === '' ? 'The body' : named(at));
   if (value === null || typeof value !== 'object') return undefined;
   if (depth >= MAX_DEPTH) return { field: named(at), detail: `${at === '' ? 'The body' : named(at)} nests objects and arrays deeper than ${MAX_DEPTH} levels.` };
   if (Array.isArray(value)) {
@@ -38,7 +49,8 @@ function walk(value: unknown, at: string, depth: number): BodyProblem | undefine
   }
   for (const key of Object.keys(value)) {
     const field = at === '' ? key : `${at}.${key}`;
-    if (key.includes('\u0000')) return { field: named(at), detail: `A field name under ${at === '' ? 'the body' : named(at)} holds a NUL character (U+0000).` };
+    const keyProblem = textProblem(key, at, `A field name under ${at === '' ? 'the body' : named(at)}`);
+    if (keyProblem) return keyProblem;
     const problem = walk((value as Record<string, unknown>)[key], field, depth + 1);
     if (problem) return problem;
   }

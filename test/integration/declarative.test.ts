@@ -58,6 +58,7 @@ test('a bad declarative file stops the start with the place at fault, and writes
       // A member written twice: JSON.parse would keep the second silently, YAML refuses; both refuse.
       ['twice.json', '{"routes": {"a": {"upstream": "http://a",\n "paths": ["/a"], "upstream": "http://b"}}}', /routes\.a: "upstream" is written twice \(again on line 2\)/],
       ['twice-top.json', '{"routes": {}, "routes": {"a": {"upstream": "http://a", "paths": ["/a"]}}}', /the top level: "routes" is written twice/],
+      ['surrogate.yaml', 'organisations:\n  acme: { name: "Acme \\ud800" }\n', /organisations\.acme\.name: organisations\.acme\.name holds half of a UTF-16 surrogate pair/],
       ['twice.yaml', 'routes:\n  a: { upstream: "http://a", paths: [/a] }\n  a: { upstream: "http://b", paths: [/b] }\n', /Map keys must be unique/],
     ];
     for (const [name, text, expected] of cases) {

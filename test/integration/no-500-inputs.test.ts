@@ -182,3 +182,23 @@ test('control-plane inputs: routes, roles, accounts, tokens, organisations, vaul
   await fuzz(control, 'POST', '/__clock/advance', { by: 'PT0S' }, [['by']]);
   assert.equal(t.logs.filter((r) => r.msg === 'request failed').length, 0, 'no handler failed');
 });
+
+test('half a surrogate pair in a string or a key of a body is refused by field, and what was stored stays as it was', async () => {
+  const before = (await internal('GET', `/api/schedules/${scheduleId}`)).json;
+  for (const [field, body] of [
+    ['name', { ...SCHEDULE, name: 'nightly \ud800' }],
+    ['metadata.team', { ...SCHEDULE, metadata: { team: '\udc00x' } }],
+    ['metadata', { ...SCHEDULE, metadata: { ['t\udbff']: 'x' } }],
+  ] as const) {
+    const a = await internal('PUT', `/api/schedules/${scheduleId}`, body);
+    judge(`PUT ${field}`, a);
+    assert.equal(a.status, 400, a.text);
+    assert.equal(a.json.code, 'field.invalid');
+    assert.equal(a.json.field, field);
+    assert.match(a.json.detail, /surrogate pair/);
+  }
+  assert.deepEqual((await internal('GET', `/api/schedules/${scheduleId}`)).json, before, 'the stored schedule is unchanged');
+  const role = await control('PUT', '/api/organisations/o-pair', { name: 'pair \ud83d\ude00' });
+  assert.equal(role.status < 300, true, `a whole pair is text: ${role.text}`);
+  assert.equal((await control('GET', '/api/organisations/o-pair')).json.name, 'pair \ud83d\ude00');
+});

@@ -12,6 +12,7 @@ import { parseOrganisation, type OrganisationInput } from '../organisations/orga
 import { objectBody, pathId } from '../validate.ts';
 import { parseRouteAudit, type RouteAudit } from '../audit/rules.ts';
 import { repeatedKey } from './json-keys.ts';
+import { jsonBodyProblem } from '../../http/json-body.ts';
 
 /** A route of the file: its `audit` (the rules the route editor exports) replaces the stored rules when given. */
 export type DeclarativeRoute = RouteInput & { readonly audit?: RouteAudit };
@@ -76,6 +77,10 @@ export function readDeclarative(file: string): Declarative {
     throw new DeclarativeError(`${where}: "${repeated.key}" is written twice (again on line ${repeated.line}); give each member once.`);
   }
   if (doc === null || doc === undefined) return { roles: [], organisations: [], routes: [] };
+  // What the API refuses in any body (a NUL, half a surrogate pair, nesting past its depth) is
+  // refused here too: the file's entries are stored as the API's are.
+  const problem = jsonBodyProblem(doc);
+  if (problem) throw new DeclarativeError(`${problem.field === 'body' ? 'the file' : problem.field}: ${problem.detail}`);
   let top: Record<string, unknown>;
   try {
     top = objectBody(doc, ['roles', 'organisations', 'routes'], 'the declarative file') as Record<string, unknown>;
