@@ -166,7 +166,7 @@ test('nothing placed on a node: its HTTPS addresses refuse connections', async (
     const r = await root.del(`/api/certificates/${c.id}`);
     // The console's last certificate stays while the console is used over HTTPS (spec 1.2 rule 7).
     if (r.status === 409) {
-      assert.equal(r.json.code, 'tls.https-in-use', r.text);
+      assert.equal(r.json.code, 'tls.last-certificate', r.text);
       await root.post('/__clock/advance', { by: 'PT31S' });
       assert.equal((await root.del(`/api/certificates/${c.id}`)).status, 204);
     } else {

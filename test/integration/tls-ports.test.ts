@@ -123,7 +123,8 @@ describe('on bound random ports', () => {
 
     // HTTP on again, so only the HTTPS traffic holds the last certificate.
     assert.equal((await viaHttps('PUT', '/api/settings/tls/ports/console', { http: true })).status, 200);
-    refused(await viaHttps('DELETE', `/api/certificates/${id}`), 409, 'tls.https-in-use', 'removed through HTTPS');
+    refused(await viaHttps('DELETE', `/api/certificates/${id}`), 409, 'tls.last-certificate', 'removed through HTTPS');
+    refused(await viaHttps('PUT', `/api/certificates/${id}/placement`, { planes: ['app'] }), 409, 'tls.last-certificate', 'moved off the console through HTTPS');
     assert.equal((await advance('PT31S')).status, 200);
     assert.equal((await root.del(`/api/certificates/${id}`)).status, 204, 'no HTTPS call for 31 s');
   });
@@ -164,6 +165,16 @@ describe('on bound random ports', () => {
     }
     const other = await plainGet(t, `other.test:${port}`, '/x');
     assert.notEqual(other.status, 308, 'no certificate carries other.test');
+
+    // A wildcard stands for one label: a Host a URL parser reads as another site is never sent on.
+    const wild = kit.leaf('wild', 'DNS:*.wild.test', { days: 1 });
+    await place(root, await created(root, { source: 'import', cert: wild.cert + kit.read('ca.pem'), key: wild.key }), ['app']);
+    const https = doorPort(t, 'data', 'https');
+    assert.equal(header((await plainGet(t, `shop.wild.test:${port}`, '/x')).headerLines, 'location'), `https://shop.wild.test:${https}/x`);
+    for (const host of ['2130706433?.wild.test', 'evil/.wild.test', 'evil\\.wild.test', 'evil;.wild.test', 'a%2f.wild.test']) {
+      const steered = await plainGet(t, host, '/x');
+      assert.notEqual(steered.status, 308, `${host}: ${steered.head}`);
+    }
 
     // Bound random ports are not 443 and 80: HTTPS answers tell browsers to forget (rule 12).
     const secure = await callHttps(`https://127.0.0.1:${doorPort(t, 'data', 'https')}/x`, { servername: 'app.example.test', headers: { host: 'app.example.test' } });

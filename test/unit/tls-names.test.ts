@@ -22,6 +22,12 @@ test('a wildcard covers exactly one left-most label', () => {
   assert.equal(covers(names, '.example.com'), false);
   assert.equal(covers(names, 'aexample.com'), false);
   assert.equal(covers(['*.b.example.com'], 'a.b.example.com'), true);
+  // What a wildcard stands for is one label of letters, digits and hyphens: a URL parser reads
+  // these as another host (127.0.0.1, `evil`), so no certificate covers them.
+  for (const host of ['2130706433?.example.com', 'evil/.example.com', 'evil\\.example.com', '1249767466#.example.com', 'a b.example.com', 'a@b.example.com', '-a.example.com']) {
+    assert.equal(covers(names, host), false, host);
+  }
+  assert.equal(covers(names, 'a-1.example.com'), true);
 });
 
 test('an address covers the same address, IPv6 normalised and in brackets', () => {

@@ -41,7 +41,7 @@ export function doorHandlers(deps: CertDeps): ActorHandlers<Pick<CertCalls, 'tls
             placedAfter: placedHere,
             servingBefore: serving(placements, settings.doors, plane),
             servingAfter: serving(placements, { ...settings.doors, [plane]: asked }, plane),
-          }, settings.httpOff, await readTraffic(em, deps.now()), via ?? null);
+          }, settings.httpOff, await readTraffic(em, deps.now()), via ?? null, 'door-mode');
         }
         await writeDoors(em, { ...settings.doors, [plane]: asked }, deps.now(), deps.caller()?.account ?? null);
         audit.note({ action: 'tls.door', target: { kind: 'settings', id: `tls.door.${plane}`, name: 'tls' }, before: { plane, ...before }, after: { plane, ...asked } });

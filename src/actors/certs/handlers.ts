@@ -103,7 +103,7 @@ export function certificateHandlers(deps: CertDeps): ActorHandlers<CertificateCa
         placedAfter: left.filter((p) => p.plane === plane).length,
         servingBefore: serving(placements, settings.doors, plane),
         servingAfter: serving(left, settings.doors, plane),
-      }, settings.httpOff, traffic, via);
+      }, settings.httpOff, traffic, via, 'placement');
     }
   };
 

@@ -33,11 +33,18 @@ export interface PlaneChange {
 }
 
 /**
+ * What refuses a change on a console in use over HTTPS: a certificate removed or moved is a
+ * placement refusal (`tls.last-certificate`, as when HTTP is off), a door mode that would leave
+ * the others inactive is a settings refusal (`tls.https-in-use`), as CONTRACT.md lists them.
+ */
+export type LeavingBy = 'placement' | 'door-mode';
+
+/**
  * A change that leaves `plane` with no certificate, or takes away the last one that serves (the
  * others inactive in the plane's mode, expired, not yet valid, unissued or not to be opened on this
  * node), is refused while HTTP is off there, or on a console in use over HTTPS.
  */
-export function checkLeaving(plane: TlsPlane, change: PlaneChange, httpOff: readonly TlsPlane[], traffic: readonly ConsoleTraffic[], via: Via | null): void {
+export function checkLeaving(plane: TlsPlane, change: PlaneChange, httpOff: readonly TlsPlane[], traffic: readonly ConsoleTraffic[], via: Via | null, by: LeavingBy): void {
   const emptied = change.placedAfter === 0;
   const darkened = change.servingBefore > 0 && change.servingAfter === 0;
   if (!emptied && !darkened) return;
@@ -50,7 +57,7 @@ export function checkLeaving(plane: TlsPlane, change: PlaneChange, httpOff: read
   if (plane !== 'console') return;
   const who = seen(traffic, 'https', via);
   if (who) {
-    throw new GatewayError('tls.https-in-use', emptied
+    throw new GatewayError(by === 'placement' ? 'tls.last-certificate' : 'tls.https-in-use', emptied
       ? `This is the console's last certificate and the console was called through HTTPS in the last 30 s, by ${who}; removing it would cut those callers off.`
       : `${what}, and the console was called through HTTPS in the last 30 s, by ${who}; the change would cut those callers off.`);
   }

@@ -46,7 +46,9 @@ export function covers(certNames: readonly string[], host: string): boolean {
   if (wanted === '') return false;
   if (isIP(wanted) !== 0) return certNames.some((n) => isIpAddress(n) && normaliseIp(n) === wanted);
   const dot = wanted.indexOf('.');
-  const parent = dot > 0 ? wanted.slice(dot + 1) : undefined;
+  // A wildcard stands for one label: letters, digits and hyphens. `evil/.example.com` or
+  // `2130706433?.example.com` is no name under the domain, whatever follows its first dot.
+  const parent = dot > 0 && LABEL.test(wanted.slice(0, dot)) ? wanted.slice(dot + 1) : undefined;
   return certNames.some((raw) => {
     const name = normaliseHost(raw);
     if (name === wanted) return true;
@@ -107,6 +109,11 @@ function hostNameProblem(name: string): string | null {
   }
   if (/^\d+$/.test(labels[labels.length - 1] ?? '')) return 'the last label of a name is not all digits (it would read as an IP address)';
   return null;
+}
+
+/** A host name as RFC 1123 writes it (labels of letters, digits and hyphens), without its final dot. */
+export function isHostName(name: string): boolean {
+  return hostNameProblem(name) === null;
 }
 
 /**

@@ -109,7 +109,7 @@ export function addTlsApi(router: Router<Principal>, gw: GatewayContext): void {
 
   router.add('DELETE', '/api/certificates/{id}', {
     summary: 'Remove a certificate (refused while it is a plane\'s last and HTTP is off, or the console\'s last in use)', tags: TAGS, auth: 'session',
-    responses: { 204: { description: 'removed' }, 404: { description: 'no such certificate' }, 409: { description: 'tls.last-certificate or tls.https-in-use' } },
+    responses: { 204: { description: 'removed' }, 404: { description: 'no such certificate' }, 409: { description: 'tls.last-certificate (HTTP is off on a plane it serves, or the console was used over HTTPS in the last 30 s)' } },
   }, async (ctx) => {
     requireCapability(ctx.principal, 'infra-admin');
     const id = idParam(ctx.params, 'certificate');
@@ -126,7 +126,7 @@ export function addTlsApi(router: Router<Principal>, gw: GatewayContext): void {
     body: { type: 'object', required: ['planes'], properties: { planes: PLANES_SCHEMA, replace: { type: 'boolean' } } },
     responses: {
       200: { description: 'placed', schema: CERTIFICATE }, ...WRITE_REFUSALS, 404: { description: 'no such certificate' },
-      409: { description: 'tls.name-taken (another answers one of its names; replace: true), tls.bind-failed, tls.last-certificate, tls.https-in-use, tls.not-servable' },
+      409: { description: 'tls.name-taken (another answers one of its names; replace: true), tls.bind-failed, tls.last-certificate (HTTP off there, or the console used over HTTPS in the last 30 s), tls.not-servable' },
     },
   }, async (ctx) => {
     requireCapability(ctx.principal, 'infra-admin');

@@ -10,6 +10,7 @@ import { isIP } from 'node:net';
 import type { Exchange, OutgoingHeaders } from '../../http/exchange.ts';
 import type { GatewayContext } from '../context.ts';
 import { requestHost } from '../forwarded.ts';
+import { isHostName, isIpAddress } from '../../core/tls/names.ts';
 
 const PROBES: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
 
@@ -32,7 +33,9 @@ export function redirectTarget(gw: GatewayContext, ex: Exchange): string | undef
   // Behind a proxy, the proxy redirects and sets HSTS: never the gateway (rule 15's table).
   if (!redirect.forceHttps || ex.secure || doors.app.proxied || PROBES.has(ex.path)) return undefined;
   const host = requestHost(ex);
-  if (host === '' || !gw.certs.view.carriesValid('app', host, gw.clock.now())) return undefined;
+  // The Location repeats the caller's Host: only a host name or an address goes there, so no
+  // Host can steer the redirect to another site (`evil\.example.com`, `127.0.0.1%23.example.com`).
+  if (!(isHostName(host) || isIpAddress(host)) || !gw.certs.view.carriesValid('app', host, gw.clock.now())) return undefined;
   const port = publicPorts(gw).https;
   if (port === undefined) return undefined;
   return `https://${host}${port === 443 ? '' : `:${port}`}${ex.path}${ex.query ? `?${ex.query}` : ''}`;
