@@ -225,8 +225,8 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
       internal: internalPlane(ctx),
     };
     cleanups.push(async () => doors.close());
-    for (const plane of ['data', 'control', 'internal'] as const) doors.openPlain(plane, settings.listen[plane].host, settings.listen[plane].port);
-    // HTTPS doors of the certificates already placed, and plain ports already switched off.
+    tlsDoors.openPlain();
+    // HTTPS doors of the certificates already placed.
     await tlsDoors.reconcile();
     log.info('gateway started', { version: VERSION, node: settings.nodeName, database: settings.databaseUrl ? 'postgresql' : 'sqlite', clock: clock.kind });
 

@@ -24,6 +24,12 @@ export interface TlsDoorControl {
   prepare(planes: readonly TlsPlane[]): Promise<void>;
   /** Brings the doors in line with the view (after a write, refused or not). */
   reconcile(): Promise<void>;
+  /**
+   * Opens the plain doors at start: on 127.0.0.1 where the view says HTTP is off, so a port
+   * switched off never listens on every interface, not even between the bind and the first
+   * reconcile.
+   */
+  openPlain(): void;
 }
 
 export function followTlsDoors(opts: { view: TlsView; doors: Doors; settings: Settings; log: Logger }): TlsDoorControl {
@@ -65,6 +71,15 @@ export function followTlsDoors(opts: { view: TlsView; doors: Doors; settings: Se
 
   return {
     reconcile,
+    openPlain: () => {
+      for (const tp of TLS_PLANES) {
+        const plane = PLANE_OF[tp];
+        const configured = settings.listen[plane];
+        const off = view.settings.httpOff.includes(tp);
+        if (off) loopbackOnly.add(tp);
+        doors.openPlain(plane, off && !isLoopback(configured) ? '127.0.0.1' : configured.host, configured.port);
+      }
+    },
     prepare: async (planes) => {
       for (const tp of planes) {
         try {

@@ -177,6 +177,12 @@ test('signing request: pending and downloadable again; only the answer for its k
   assert.equal(a.json.state, 'pending');
   assert.deepEqual(a.json.planes, []);
   const id: string = a.json.id;
+  // Names listed as the request carries them, once each, in lower case.
+  const mixed = await root.post('/api/certificates', { source: 'csr', names: ['Shop.Test', 'shop.test', '10.0.0.1'] });
+  assert.equal(mixed.status, 201, mixed.text);
+  assert.deepEqual(mixed.json.names, ['shop.test', '10.0.0.1']);
+  assert.equal(mixed.json.name, 'shop.test');
+  assert.equal((await root.del(`/api/certificates/${mixed.json.id}`)).status, 204);
   const first = await root.get(`/api/certificates/${id}/csr`);
   assert.equal(first.status, 200, first.text);
   assert.match(first.text, /-----BEGIN CERTIFICATE REQUEST-----/);

@@ -257,3 +257,28 @@ describe('reached by the world on 443 and 80', () => {
     assert.notEqual((await plainGet(t, 'app.example.test', '/x')).status, 308, 'no redirect any more');
   });
 });
+
+test('a plain port switched off listens on 127.0.0.1 only from the next start\'s first bind (rule 6)', async () => {
+  const env = { GATEWAY_ADDR: '0.0.0.0:0' };
+  const t = await startTestGateway(env);
+  let again: TestGateway | undefined;
+  try {
+    const root = await signInAdmin(t.url('control'));
+    await place(root, await created(root, { source: 'self-signed', names: ['app.example.test'] }), ['app']);
+    assert.equal((await root.put('/api/settings/tls/ports/app', { http: false })).status, 200);
+    await t.gw.stop();
+    again = await startTestGateway(env, t.db);
+    const binds = again.logs.filter((l) => l.msg === 'listening' && l.attrs.plane === 'data' && l.attrs.protocol === 'http').map((l) => l.attrs.address);
+    assert.equal(binds.length, 1, JSON.stringify(binds));
+    assert.match(String(binds[0]), /^127\.0\.0\.1:\d+$/, 'never on every interface, not even for a moment');
+    assert.equal(again.logs.some((l) => l.msg === 'plain HTTP port now on 127.0.0.1 only'), false, 'nothing had to move');
+    // Switched on again, it returns to the address configured.
+    const root2 = await signInAdmin(again.url('control'));
+    assert.equal((await root2.put('/api/settings/tls/ports/app', { http: true })).status, 200);
+    const door = again.gw.doors.find((d) => d.plane === 'data' && d.protocol === 'http');
+    assert.match(String(door?.address), /^0\.0\.0\.0:\d+$/);
+  } finally {
+    await again?.gw.stop();
+    await t.db.drop();
+  }
+});

@@ -29,6 +29,8 @@ export interface PendingRequest {
   readonly csr: string;
   /** Its private key, PKCS#8 PEM: sealed by the caller. */
   readonly key: string;
+  /** The names it asks for, as it carries them: lower case, addresses normalised, each once. */
+  readonly names: string[];
 }
 
 const SUBJECT_FIELDS = ['organisation', 'unit', 'locality', 'state', 'country', 'email'] as const;
@@ -66,7 +68,7 @@ export async function makeSigningRequest(request: SigningRequest): Promise<Pendi
     ...(subject.country !== undefined ? { country: subject.country.toUpperCase() } : {}),
     ...(subject.email !== undefined ? { emailAddress: subject.email } : {}),
   }, key);
-  return { csr: csr.toString(), key: key.toString() };
+  return { csr: csr.toString(), key: key.toString(), names };
 }
 
 /** The names a signing request asks for: its SAN entries, or its common name when it has none. */

@@ -20,7 +20,8 @@ export async function requestSigning(names: unknown, subject: unknown): Promise<
     throw invalidField('subject', 'subject is an object such as {"organisation": "Example Ltd", "country": "FR"}.');
   }
   const made = await makeSigningRequest({ names: names as string[], ...(subject ? { subject: subject as Record<string, string> } : {}) });
-  return { names: names as string[], csrPem: made.csr, keyPem: made.key };
+  // The names as the request carries them: lower case, addresses normalised, each once.
+  return { names: made.names, csrPem: made.csr, keyPem: made.key };
 }
 
 /** The authority's answer, adopted only when it is a certificate for the pending key. */
