@@ -53,16 +53,19 @@ export function followTlsDoors(opts: { view: TlsView; doors: Doors; settings: Se
       const off = view.settings.httpOff.includes(tp);
       const configured = settings.listen[plane];
       if (off !== loopbackOnly.has(tp) && doors.plain(plane)) {
+        // A door configured on loopback already listens there only: nothing moves.
+        if (!isLoopback(configured)) {
+          try {
+            doors.rebindPlain(plane, off ? '127.0.0.1' : configured.host);
+            log.info(off ? 'plain HTTP port now on 127.0.0.1 only' : 'plain HTTP port open again', { plane });
+          } catch (err) {
+            // Not marked as moved: the next change of the view tries again.
+            log.error('the plain HTTP port could not move', { plane, error: (err as Error).message });
+            continue;
+          }
+        }
         if (off) loopbackOnly.add(tp);
         else loopbackOnly.delete(tp);
-        // A door configured on loopback already listens there only: nothing moves.
-        if (isLoopback(configured)) continue;
-        try {
-          doors.rebindPlain(plane, off ? '127.0.0.1' : configured.host);
-          log.info(off ? 'plain HTTP port now on 127.0.0.1 only' : 'plain HTTP port open again', { plane });
-        } catch (err) {
-          log.error('the plain HTTP port could not move', { plane, error: (err as Error).message });
-        }
       }
     }
   };

@@ -95,18 +95,25 @@ test('a certificate not valid yet serves nothing: it cannot take the place of on
   assert.equal((await root.put(`/api/certificates/${early}/placement`, { planes: ['app'] })).status, 200);
   refused(await root.put('/api/settings/tls/ports/app', { http: false }), 409, 'tls.nothing-to-present', 'HTTP off with only a certificate not valid yet');
   refused(await root.put('/api/settings/tls/redirect', { forceHttps: true }), 409, 'tls.nothing-to-present', 'the redirect to a certificate not valid yet');
+  const declared = await root.put('/api/settings/tls/doors/app', { proxied: false, names: ['app.test'] });
+  refused(declared, 400, 'tls.name-invalid', 'a public name only a certificate not valid yet carries (spec 7: no served certificate covers it)');
+  assert.match(declared.json.detail, /no certificate placed on the application plane that serves now/);
+  assert.deepEqual((await root.get('/api/settings/tls')).json.doors.app.uncovered, [], 'nothing declared');
 
   // Its start comes: the state follows the clock without anything written, and it serves.
   await advance('P31D');
   assert.equal((await certificate(early)).state, 'active');
   assert.equal((await root.put('/api/settings/tls/ports/app', { http: false })).status, 200);
   assert.equal((await root.put('/api/settings/tls/ports/app', { http: true })).status, 200);
+  assert.equal((await root.put('/api/settings/tls/doors/app', { proxied: false, names: ['app.test'] })).status, 200, 'now it serves the name');
 
-  // And its end: expired, again without a write in between.
+  // And its end: expired, again without a write in between; the declared name is uncovered again.
   await advance('P91D');
   const ended = await certificate(early);
   assert.equal(ended.state, 'expired');
   assert.match(String(ended.detail), /^expired/);
+  assert.deepEqual((await root.get('/api/settings/tls')).json.doors.app.uncovered, ['app.test']);
+  assert.equal((await root.put('/api/settings/tls/doors/app', { proxied: false, names: [] })).status, 200);
   assert.equal((await root.del(`/api/certificates/${early}`)).status, 204);
 });
 

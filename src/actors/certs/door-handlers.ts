@@ -6,7 +6,7 @@ import type { ActorHandlers } from '../../workers/actor-runtime.ts';
 import { checkDoor, nameTakenRefusal, namesTakenByOtherPlane } from '../../core/tls/door-names.ts';
 import { covers } from '../../core/tls/names.ts';
 import { PLANE_NAMES, type CertCalls, type DoorPlane } from './messages.ts';
-import { loadRows, servingCounter } from './records.ts';
+import { loadRows, presentable, servingCounter } from './records.ts';
 import { checkLeaving } from './safety.ts';
 import { readTlsSettings, readTraffic, writeDoors } from './tls-settings.ts';
 import type { CertDeps } from './deps.ts';
@@ -22,12 +22,15 @@ export function doorHandlers(deps: CertDeps): ActorHandlers<Pick<CertCalls, 'tls
         const taken = namesTakenByOtherPlane(asked.names, settings.doors[other].names);
         if (taken !== null) throw nameTakenRefusal(taken, PLANE_NAMES[other]);
         if (!asked.proxied) {
-          // Gateway-served: the gateway presents the public names, so each needs a certificate there.
+          // Gateway-served: the gateway presents the public names, so each needs a certificate
+          // there that serves now (spec 7: "a name no served certificate covers"): issued, valid
+          // today, its key opened on this node. An expired one carries the name but serves no one.
           const { rows, placements } = await loadRows(em);
-          const served = rows.filter((r) => r.certPem && placements.some((p) => p.id === r.id && p.plane === plane));
+          const nowS = Math.floor(deps.now() / 1000);
+          const served = rows.filter((r) => r.certPem && placements.some((p) => p.id === r.id && p.plane === plane) && presentable(r, deps.masterKey, nowS));
           const uncovered = asked.names.find((n) => !served.some((r) => covers(r.names, n)));
           if (uncovered !== undefined) {
-            throw new GatewayError('tls.name-invalid', `"${uncovered}" is carried by no certificate placed on the ${PLANE_NAMES[plane]} plane; place one that carries it, or declare the plane as served by a proxy.`, 'names');
+            throw new GatewayError('tls.name-invalid', `"${uncovered}" is carried by no certificate placed on the ${PLANE_NAMES[plane]} plane that serves now (issued, within its validity, its key opened on this node); place one that carries it, or declare the plane as served by a proxy.`, 'names');
           }
         }
         const before = settings.doors[plane];

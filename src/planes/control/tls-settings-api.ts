@@ -15,7 +15,6 @@ import { requireCapability } from './auth.ts';
 import { WRITE_REFUSALS, seconds } from './resource-docs.ts';
 import { viaOf } from './tls-api.ts';
 import { PLANE_OF } from '../tls-doors.ts';
-import { covers } from '../../core/tls/names.ts';
 
 const TAGS = ['tls'];
 
@@ -30,15 +29,16 @@ export function addTlsSettingsApi(router: Router<Principal>, gw: GatewayContext)
     const closed = Object.fromEntries(TLS_PLANES.map((p) => [p, settings.httpOff.includes(p) ? ['http'] : []]));
     const doors = Object.fromEntries(TLS_PLANES.map((p) => {
       const https = gw.doors.https(PLANE_OF[p]);
-      const served = gw.certs.view.served(p);
+      // Covered: by a certificate that serves the name now, within its validity (spec 7).
+      const covered = (name: string) => gw.certs.view.carriesValid(p, name, gw.clock.now());
       // The runtime says the internal plane's names (GATEWAY_INTERNAL_NAMES); for the others it cannot.
       const runtimeNames = p === 'internal' ? gw.settings.internalNames : [];
       const declared = p === 'internal' ? NO_DOOR : settings.doors[p];
       return [p, {
         proxied: declared.proxied, names: declared.names, proxyAddresses: declared.proxyAddresses, runtimeNames,
-        internalNames: runtimeNames.map((name) => ({ name, covered: served.some((c) => covers(c.names, name)) })),
+        internalNames: runtimeNames.map((name) => ({ name, covered: covered(name) })),
         // Declared names no served certificate covers (gateway-served mode needs one for each).
-        uncovered: declared.proxied ? [] : declared.names.filter((n) => !served.some((c) => covers(c.names, n))),
+        uncovered: declared.proxied ? [] : declared.names.filter((n) => !covered(n)),
         http: { address: gw.doors.plain(PLANE_OF[p])?.address ?? null, publicPort: gw.settings.publicPorts[`${p}-http`] ?? null },
         https: { address: https?.address ?? null, publicPort: gw.settings.publicPorts[p] ?? null },
       }];
