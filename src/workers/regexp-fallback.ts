@@ -6,7 +6,7 @@
  * hold the ScheduleActor's thread and every schedule of the node. V8 flags are the process's:
  * set once, before the workers start, they hold in every worker too. The linear engine answers
  * exactly what the backtracking one would; it has no back-references or look-arounds, and an
- * expression holding those keeps backtracking (the filters refuse back-references).
+ * expression holding those keeps backtracking (the filters refuse both).
  */
 import { setFlagsFromString } from 'node:v8';
 

@@ -30,8 +30,24 @@ export function costlyShape(source: string): string | undefined {
     if (c === '\\') { i++; lastGroup = undefined; continue; }
     if (inClass) { if (c === ']') inClass = false; continue; }
     if (c === '[') { inClass = true; lastGroup = undefined; continue; }
-    if (c === '(') { groups.push({ quantified: false, alternation: false }); lastGroup = undefined; continue; }
-    if (c === ')') { lastGroup = groups.pop(); continue; }
+    if (c === '(') {
+      // Look-arounds are outside what V8's linear engine runs (src/workers/regexp-fallback.ts),
+      // so nothing would bound their backtracking.
+      if (/^\(\?<?[=!]/.test(source.slice(i, i + 4))) return 'look-aheads and look-behinds are not accepted';
+      groups.push({ quantified: false, alternation: false });
+      lastGroup = undefined;
+      continue;
+    }
+    if (c === ')') {
+      lastGroup = groups.pop();
+      // A group holds what its inner groups hold: `((a+))+` repeats a repetition as `(a+)+` does.
+      const outer = groups[groups.length - 1];
+      if (outer && lastGroup) {
+        outer.quantified ||= lastGroup.quantified;
+        outer.alternation ||= lastGroup.alternation;
+      }
+      continue;
+    }
     if (c === '|') { const g = groups[groups.length - 1]; if (g) g.alternation = true; continue; }
     const prev = source[i - 1];
     // `?` is a quantifier unless it opens group syntax `(?:` or makes a quantifier lazy.
