@@ -5,6 +5,7 @@
 import { createClock, ManualClock } from './clock/clock.ts';
 import type { LogHub } from './log/logger.ts';
 import { SettingsError, type PlaneName, type Settings } from './settings/settings.ts';
+import { holdNodeName, NodeNameTakenError, type NodeNameLock } from './store/node-name-lock.ts';
 import { GatewayError } from './http/errors.ts';
 import type { StoreOptions } from './store/orm.ts';
 import { prepareStore } from './workers/prepare/client.ts';
@@ -111,6 +112,18 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     if (prepared.rootCreated) log.info('root account created', { generatedPassword: prepared.generatedPassword !== undefined });
     if (prepared.generatedPassword) opts.onRootPassword?.(prepared.generatedPassword);
     const masterKey = loadMasterKey(settings.vaultKey, settings.dataDir, settings.databaseUrl !== undefined, log);
+    // Before any actor opens the store: what a node owns in the cluster's tables is keyed by its name.
+    if (settings.databaseUrl) {
+      let name: NodeNameLock;
+      try {
+        name = await holdNodeName(settings.databaseUrl, settings.nodeName, log);
+      } catch (err) {
+        if (err instanceof NodeNameTakenError) throw new SettingsError('GATEWAY_NODE_NAME', err.message);
+        throw err;
+      }
+      // Pushed before the actors: released after every one of them stopped.
+      cleanups.push(() => name.release());
+    }
 
     // Started first and stopped last: whatever the other parts record while they stop is written.
     const audit = new AuditClient({

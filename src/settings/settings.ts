@@ -99,7 +99,7 @@ export const SETTINGS_DOC: ReadonlyArray<readonly [string, string, string]> = [
   ['GATEWAY_CLOCK_START', '(the wall clock)', 'with GATEWAY_CLOCK=manual, the instant the test clock starts at: an RFC 3339 time with its offset (2026-03-29T00:59:00Z) or epoch milliseconds'],
   ['GATEWAY_CONFIG', '(unset)', 'declarative JSON or YAML file of routes and roles applied at start'],
   ['GATEWAY_OTLP_ENDPOINT', '(unset)', 'OpenTelemetry collector (http or https URL) for the push modes'],
-  ['GATEWAY_NODE_NAME', '(host name-pid)', 'this node\'s name in run records, logs and the cluster\'s tables; one name per node (two nodes under one name take over each other\'s calls in flight and metrics rows)'],
+  ['GATEWAY_NODE_NAME', '(host name-pid)', 'this node\'s name in run records, logs and the cluster\'s tables; one name per node: on PostgreSQL a node whose name another running node holds is refused at start (exit 78)'],
   ['GATEWAY_INTERNAL_NAMES', '(unset)', 'comma list of the names services call the internal plane by; a certificate placed on the internal plane must carry one'],
   ['GATEWAY_PUBLIC_PORTS', '(unset)', 'ports the world reaches when the runtime publishes others, e.g. console=443,app=443,app-http=80 (keys console, app, internal for HTTPS, with -http for plain); links, the redirect and HSTS use them'],
   ['GATEWAY_DRAIN_TIMEOUT', '30', 'seconds a stopping gateway waits for requests in flight before closing them'],

@@ -239,3 +239,28 @@ test('a certificate made on one node is read and placed at once through another'
     assert.equal((await onB.put('/api/certificates/crt_nowhere/placement', { planes: [] })).status, 404);
   });
 });
+
+test('a second node under a name another node holds is refused at start; the name is free once that node stops', cluster, async () => {
+  const a = await startTestGateway({ GATEWAY_NODE_NAME: 'node-twin' });
+  let again: TestGateway | undefined;
+  let aRuns = true;
+  try {
+    await assert.rejects(startTestGateway({ GATEWAY_NODE_NAME: 'node-twin' }, a.db), (err: Error) => {
+      assert.equal(err.name, 'SettingsError');
+      assert.match(err.message, /Another gateway runs on this database under the node name "node-twin": give each node its own GATEWAY_NODE_NAME/);
+      return true;
+    });
+    // Another name on the same database starts as ever.
+    const other = await startTestGateway({ GATEWAY_NODE_NAME: 'node-other' }, a.db);
+    await other.gw.stop();
+    // The session holding the name is gone with the node: its restart is not held up.
+    await a.gw.stop();
+    aRuns = false;
+    again = await startTestGateway({ GATEWAY_NODE_NAME: 'node-twin' }, a.db);
+    assert.equal((await call(`${again.url('control')}/healthz`)).status, 200);
+  } finally {
+    await again?.gw.stop();
+    if (aRuns) await a.gw.stop();
+    await a.db.drop();
+  }
+});

@@ -66,7 +66,7 @@ test('vault values are sealed, never answered, and scoped to the application or 
 test('a node with another master key says it cannot unseal, and publishes no signing key', async () => {
   await root.put('/api/vault/webhook_secret', { value: SECRET });
   assert.equal((await call(`${t.url('data')}/.well-known/jwks.json`)).status, 200);
-  const other = await startTestGateway({ GATEWAY_VAULT_KEY: KEY_B }, t.db);
+  const other = await startTestGateway({ GATEWAY_VAULT_KEY: KEY_B, GATEWAY_NODE_NAME: 'node-other-key' }, t.db);
   try {
     const admin = await signInAdmin(other.url('control'));
     const listed = await admin.get('/api/vault');
