@@ -18,6 +18,7 @@ export const ERRORS = {
   'request.invalid': { status: 400, title: 'Request cannot be forwarded', detail: 'The request holds what HTTP/1.1 cannot carry to the service: a method that is not a token, or a header with a control character or a character outside Latin-1.' },
   'path.invalid': { status: 400, title: 'Invalid path', detail: 'The request path is not valid percent-encoded text, or holds what services read in more than one way: a "." or ".." segment, a backslash, a "#" or %00.' },
   'body.invalid-json': { status: 400, title: 'Invalid JSON', detail: 'The request body is not valid JSON.' },
+  'schedule.headers-too-large': { status: 431, title: 'Headers too large', detail: 'With the vault values they name, the schedule\'s headers are larger than one call may carry; nothing was sent.' },
   'body.too-large': { status: 413, title: 'Body too large', detail: 'The request body is larger than this endpoint accepts.' },
   'body.media-type': { status: 415, title: 'Unsupported media type', detail: 'Send the body as application/json.' },
   'field.invalid': { status: 400, title: 'Invalid field', detail: 'A field of the request is not valid.' },

@@ -14,6 +14,7 @@ import { GatewayError } from '../http/errors.ts';
 import { headerRecord } from '../http/header-record.ts';
 import { collect } from './collect.ts';
 import { pass } from './pass.ts';
+import { MAX_RESOLVED } from '../core/vault/references.ts';
 import type { UpstreamPools } from './upstream.ts';
 import type { RequestRecord, RequestRecords } from './request-record.ts';
 
@@ -119,6 +120,9 @@ async function callThrough(view: ConfigView, pools: UpstreamPools, call: Schedul
   const query = call.path.indexOf('?');
   let upstream;
   try {
+    if (call.oversized !== undefined) {
+      throw new GatewayError('schedule.headers-too-large', `With the vault values it names, the header ${call.oversized} takes this call's headers past ${MAX_RESOLVED / 1024} KiB; nothing was sent. Name fewer or shorter values.`);
+    }
     if (call.unsealable !== undefined && call.unsealable.length > 0) {
       const names = call.unsealable.join(', ');
       throw new GatewayError('vault.unsealable', `The vault value${call.unsealable.length > 1 ? 's' : ''} ${names} named by this schedule's headers cannot be opened with this node's vault master key; nothing was sent.`);

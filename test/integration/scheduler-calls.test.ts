@@ -46,6 +46,50 @@ test('a service that echoes a header taken from the vault: the run records the r
   }
 });
 
+test('vault values named many times are bounded: 16 references a value where written, 128 KiB of headers where called', async () => {
+  const big = 'A'.repeat(65_536);
+  assert.ok((await s.root.put('/api/vault/BIG', { value: big })).status < 300);
+  const seventeen = await internal('POST', '/api/schedules', { routeId: 'jobs', path: '/jobs/amp', every: 'PT1H', headers: { 'X-H': '$BIG'.repeat(17) } });
+  assert.equal(seventeen.status, 400, seventeen.text);
+  assert.equal(seventeen.json.code, 'schedule.header-invalid');
+  assert.equal(seventeen.json.field, 'headers.X-H');
+  assert.match(seventeen.json.detail, /names 17 vault values; a header value names at most 16/);
+
+  // Written within the bound, the call's headers would still be 10 x 16 x 64 KiB: refused unsent, recorded, not retried.
+  const before = s.up.requests.length;
+  const headers = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`X-H${i}`, '${BIG}'.repeat(16)]));
+  const made = await internal('POST', '/api/schedules', { routeId: 'jobs', path: '/jobs/amp', every: 'PT1H', headers });
+  assert.equal(made.status, 201, made.text);
+  assert.equal((await internal('POST', `/api/schedules/${made.json.id}/run`)).status < 300, true);
+  const runs = await until(async () => {
+    const r = await internal('GET', `/api/schedules/${made.json.id}/runs`);
+    return Array.isArray(r.json) && r.json[0]?.state === 'failed' ? r : undefined;
+  }, 'the run closed');
+  assert.equal(runs.json[0].status, 431, runs.text);
+  assert.match(runs.json[0].detail, /the header X-H0 takes this call's headers past 128 KiB; nothing was sent/);
+  assert.equal(runs.json[0].attempt, 1, 'not tried again');
+  assert.equal(s.up.requests.length, before, 'nothing reached the service');
+
+  // Within the bound, values named several times go (the service's own head limit is 16 KiB here).
+  assert.ok((await s.root.put('/api/vault/MID', { value: 'B'.repeat(4096) })).status < 300);
+  const seen: number[] = [];
+  s.up.handle((req, res) => {
+    seen.push(String(req.headers['x-two']).length);
+    res.writeHead(204);
+    res.end();
+  });
+  try {
+    const two = await internal('POST', '/api/schedules', { routeId: 'jobs', path: '/jobs/two', every: 'PT1H', headers: { 'X-Two': '$MID$MID' } });
+    assert.equal((await internal('POST', `/api/schedules/${two.json.id}/run`)).status < 300, true);
+    await until(async () => (seen.length > 0 ? true : undefined), 'the call went');
+    assert.deepEqual(seen, [8192]);
+  } finally {
+    s.up.handle(undefined);
+    assert.equal((await s.root.del('/api/vault/BIG')).status, 204);
+    assert.equal((await s.root.del('/api/vault/MID')).status, 204);
+  }
+});
+
 const schedule = async (id: string) => (await internal('GET', `/api/schedules/${id}`)).json;
 const now = async () => (await call(`${s.t.url('control')}/__clock`)).json.now as number;
 const rfc3339 = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');

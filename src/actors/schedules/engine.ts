@@ -16,7 +16,7 @@ import { Schedule, ScheduleRun, Token, VaultEntry } from '../../store/entities.t
 import { listen, notify, type Listener } from '../../store/notify.ts';
 import { newId } from '../../core/secrets.ts';
 import { nextRunAt } from '../../core/schedules/next-run.ts';
-import { referencedNames, resolveReferences } from '../../core/vault/references.ts';
+import { MAX_RESOLVED, referencedNames, resolveReferences } from '../../core/vault/references.ts';
 import { unseal } from '../../core/vault/seal.ts';
 import { vaultScope } from '../../core/vault/vault-input.ts';
 import { clampDeferral, judge, MAX_ATTEMPTS, MAX_DEFERRALS } from '../../core/schedules/outcomes.ts';
@@ -350,13 +350,14 @@ export class Engine {
 
   /** The call as the schedule stands now (a replay sends the current payload). */
   async #callOf(s: CallSource, f: Flight): Promise<ScheduledCall> {
-    const { headers, unsealable, secrets } = await this.#resolveHeaders(s);
+    const { headers, unsealable, secrets, oversized } = await this.#resolveHeaders(s);
     return {
       scheduleId: s.id, runId: f.runId, attempt: f.attempt, routeId: s.routeId, method: s.method, path: s.path,
       headers, body: s.body ?? null, contentType: s.contentType ?? null,
       roles: s.roles, organisation: s.organisation ?? null, timeoutMs: s.timeoutMs, tokenId: s.tokenId,
       ...(unsealable.length > 0 ? { unsealable } : {}),
       ...(secrets.length > 0 ? { secrets } : {}),
+      ...(oversized ? { oversized } : {}),
     };
   }
 
@@ -365,8 +366,10 @@ export class Engine {
    * the application's (spec 1.1 rule 27). An organisation's schedule never reads the application's
    * values, so nothing of one tenant's calls comes from outside its scope; unknown names stay. A
    * name this node holds but cannot open is listed: the call is refused rather than sent with it.
+   * Headers that would pass MAX_RESOLVED characters together are not built: the header that
+   * passed it is named and the call refused unsent.
    */
-  async #resolveHeaders(s: CallSource): Promise<{ headers: Record<string, string>; unsealable: string[]; secrets: Array<[string, string]> }> {
+  async #resolveHeaders(s: CallSource): Promise<{ headers: Record<string, string>; unsealable: string[]; secrets: Array<[string, string]>; oversized?: string }> {
     const names = [...new Set(Object.values(s.headers).flatMap(referencedNames))];
     if (names.length === 0) return { headers: s.headers, unsealable: [], secrets: [] };
     const rows = await this.o.store.em().find(VaultEntry, { scope: vaultScope(s.organisation ?? null), name: { $in: names } });
@@ -380,7 +383,14 @@ export class Engine {
         this.o.log.error('a vault value named by a schedule cannot be unsealed on this node', { schedule: s.id, name: r.name, reason: (err as Error).message });
       }
     }
-    const headers = Object.fromEntries(Object.entries(s.headers).map(([k, v]) => [k, resolveReferences(v, (n) => values.get(n))]));
+    const headers: Record<string, string> = {};
+    let left = MAX_RESOLVED;
+    for (const [k, v] of Object.entries(s.headers)) {
+      const resolved = resolveReferences(v, (n) => values.get(n), left);
+      if (resolved === null) return { headers: {}, unsealable, secrets: [...values], oversized: k };
+      headers[k] = resolved;
+      left -= resolved.length;
+    }
     return { headers, unsealable, secrets: [...values] };
   }
 

@@ -156,6 +156,11 @@ export interface ScheduledCall {
    * since the run's detail is stored and shown (spec 1.1 rule 7).
    */
   readonly secrets?: ReadonlyArray<readonly [name: string, value: string]>;
+  /**
+   * The header whose vault values took the call's headers past what one call may carry
+   * (references.ts MAX_RESOLVED): the call is refused unsent (431), its headers not built.
+   */
+  readonly oversized?: string;
 }
 
 /**

@@ -7,6 +7,7 @@ import { canonicalForm, NOT_CANONICAL } from '../../http/canonical-path.ts';
 import { GatewayError, invalidField, type ErrorCode } from '../../http/errors.ts';
 import { gatewayHeaderKind } from '../../http/gateway-headers.ts';
 import { isFieldValue, isHeaderName, isRequestTarget } from '../../http/grammar.ts';
+import { MAX_REFERENCES, referencedNames } from '../vault/references.ts';
 import { nameProblem, objectBody, optionalString, stringList, type Fields } from '../validate.ts';
 import { type Cadence, type CadenceResult, parseAt, parseCron, parseEvery, parseTimeout, parseTimezone } from './cadence/index.ts';
 
@@ -161,6 +162,10 @@ function headers(body: Fields): Record<string, string> {
     // The rule the call applies when it writes the header: a value refused there would fail every run.
     if (typeof value !== 'string' || value.length > LIMITS.headerValue || !isFieldValue(value)) {
       throw new GatewayError('schedule.header-invalid', `The value of ${name} must be text on one line without control characters (Latin-1 at most), at most ${LIMITS.headerValue} characters.`, field);
+    }
+    const references = referencedNames(value).length;
+    if (references > MAX_REFERENCES) {
+      throw new GatewayError('schedule.header-invalid', `The value of ${name} names ${references} vault values; a header value names at most ${MAX_REFERENCES}.`, field);
     }
     seen.add(lower);
     out.push([name, value]);
