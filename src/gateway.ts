@@ -174,7 +174,7 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     const records = new RequestRecords(observers, (err) => log.error('a request record observer failed', errorAttrs(err)));
     const schedules = new SchedulesClient({
       store: storeOptions, log, clock, node: settings.nodeName, masterKey, shards: settings.schedulerShards, maxCalls: settings.schedulerMaxCalls,
-      makeCall: (call, sent) => makeScheduledCall(config.view, pools, call, clock.now(), { onSent: sent, issuer: certs.view.issuer, records }),
+      makeCall: (call, sent) => makeScheduledCall(config.view, pools, call, clock.now(), { onSent: sent, issuer: certs.view.issuer, records, clock }),
     });
     cleanups.push(() => schedules.stop());
     await schedules.start();

@@ -4,6 +4,7 @@
  * scheduled call needs the status and a sentence, not a file a service may choose to send.
  */
 import { util, type Dispatcher } from 'undici';
+import type { Clock } from '../clock/clock.ts';
 import { failure, type UpstreamCall } from './upstream.ts';
 
 export interface Collected {
@@ -21,6 +22,14 @@ export interface CollectOptions {
   readonly limit: number;
   /** Told once the request is written and the answer has not begun (the `waiting` phase). */
   readonly onSent?: () => void;
+  /**
+   * The whole call's bound, read on the gateway's clock (the test clock in tests): the call's
+   * `timeoutMs` from the moment it is sent. The upstream client's own timeouts are idle ones (no
+   * byte for that long), so a service that trickles its answer a byte at a time would hold the
+   * call, and its run, for ever. At the deadline an answer that began is taken as it stands
+   * (its status closes the run); one that did not is a 504.
+   */
+  readonly clock?: Clock;
 }
 
 /**
@@ -41,7 +50,20 @@ export function collect(call: UpstreamCall, o: CollectOptions): Promise<Collecte
     let size = 0;
     let abort: ((err?: Error) => void) | undefined;
     let sent = false;
+    let settled = false;
+    const deadline = o.clock?.after(call.timeoutMs, () => {
+      if (settled) return;
+      if (status !== 0) finish(true);
+      else {
+        settled = true;
+        reject(failure(Object.assign(new Error('no answer before the call\'s deadline'), { code: 'UPSTREAM_HEADERS_TIMEOUT' }), call));
+      }
+      abort?.(Object.assign(new Error('the call\'s deadline passed'), { [CUT]: true }));
+    });
     const finish = (cut: boolean) => {
+      if (settled) return;
+      settled = true;
+      deadline?.cancel();
       const text = Buffer.concat(chunks, Math.min(size, o.limit)).toString('utf8');
       resolve({ status, headers, text, cut });
     };
@@ -83,6 +105,9 @@ export function collect(call: UpstreamCall, o: CollectOptions): Promise<Collecte
           finish(true);
           return;
         }
+        if (settled) return;
+        settled = true;
+        deadline?.cancel();
         reject(failure(err, call));
       },
     };

@@ -14,6 +14,7 @@ import { GatewayError } from '../http/errors.ts';
 import { headerRecord } from '../http/header-record.ts';
 import { collect } from './collect.ts';
 import { pass } from './pass.ts';
+import type { Clock } from '../clock/clock.ts';
 import { MAX_RESOLVED } from '../core/vault/references.ts';
 import type { UpstreamPools } from './upstream.ts';
 import type { RequestRecord, RequestRecords } from './request-record.ts';
@@ -83,6 +84,8 @@ export interface CallHooks {
   readonly issuer?: string | undefined;
   /** The request records: a scheduled call has one, like a caller's request (access log, metrics). */
   readonly records?: RequestRecords | undefined;
+  /** The gateway's clock: the call's `timeout` is a deadline on it (collect.ts). */
+  readonly clock?: Clock | undefined;
 }
 
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
@@ -147,7 +150,7 @@ async function callThrough(view: ConfigView, pools: UpstreamPools, call: Schedul
     return done(err.status, sentence(err), err.code === 'token.revoked' ? { stopped: 'token-revoked' } : {});
   }
   try {
-    const answer = await collect(upstream, { body, limit: ANSWER_LIMIT, ...(hooks.onSent ? { onSent: hooks.onSent } : {}) });
+    const answer = await collect(upstream, { body, limit: ANSWER_LIMIT, ...(hooks.onSent ? { onSent: hooks.onSent } : {}), ...(hooks.clock ? { clock: hooks.clock } : {}) });
     if (record !== undefined) record.upstreamAnswered = true;
     const retryAfterS = retryAfterSeconds(answer.headers['retry-after'], now);
     const contentType = answer.headers['content-type'];

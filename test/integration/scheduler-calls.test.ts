@@ -90,6 +90,48 @@ test('vault values named many times are bounded: 16 references a value where wri
   }
 });
 
+test('timeout bounds the whole call on the gateway\'s clock: an answer trickled closes the run on its status, a silent service is a 504', async () => {
+  const open: Array<import('node:http').ServerResponse> = [];
+  s.up.handle((req, res) => {
+    open.push(res);
+    // Headers at once, then a byte, then nothing: the idle timers of the client never fire.
+    if (req.url!.includes('trickle')) {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('a');
+    }
+  });
+  try {
+    const runOf = async (path: string, body: Record<string, unknown>) => {
+      const made = await internal('POST', '/api/schedules', { routeId: 'jobs', path, every: 'PT1H', ...body });
+      assert.equal(made.status, 201, made.text);
+      assert.equal((await internal('POST', `/api/schedules/${made.json.id}/run`)).status < 300, true);
+      await until(async () => (s.up.requests.some((r) => r.url.includes(path)) ? true : undefined), `${path} reached the service`);
+      return made.json.id as string;
+    };
+    const closed = (id: string) => until(async () => {
+      const r = await internal('GET', `/api/schedules/${id}/runs`);
+      return Array.isArray(r.json) && r.json.length > 0 ? r.json[0] : undefined;
+    }, 'the run closed');
+
+    const trickled = await runOf('/jobs/trickle', { timeout: 'PT30S' });
+    await advanceClock(s.t.url('control'), 'PT31S');
+    const done = await closed(trickled);
+    assert.deepEqual([done.state, done.status, done.attempt], ['done', 200, 1], JSON.stringify(done));
+    // Past the lease too: the run is closed, nothing is sent again.
+    await advanceClock(s.t.url('control'), 'PT5M1S');
+    assert.equal(calls('/jobs/trickle'), 1, 'sent once');
+
+    const silent = await runOf('/jobs/silent', { timeout: 'PT5S', catchUp: 1 });
+    await advanceClock(s.t.url('control'), 'PT6S');
+    const failed = await closed(silent);
+    assert.equal(failed.status, 504, JSON.stringify(failed));
+    assert.match(failed.detail, /did not answer within 5 s/);
+  } finally {
+    s.up.handle(undefined);
+    for (const res of open) res.destroy();
+  }
+});
+
 const schedule = async (id: string) => (await internal('GET', `/api/schedules/${id}`)).json;
 const now = async () => (await call(`${s.t.url('control')}/__clock`)).json.now as number;
 const rfc3339 = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
