@@ -431,11 +431,21 @@ export class Engine {
 
   async #writeAnswers(batch: CallOutcome[]): Promise<void> {
     const now = this.o.clock.now();
-    const byId = new Map(batch.map((o) => [o.scheduleId, o]));
+    // A schedule may have two answers in one batch (a late one of an attempt sent again): the one
+    // of the flight its row holds is the one that counts, whichever came last.
+    const byId = new Map<string, CallOutcome[]>();
+    for (const o of batch) {
+      const list = byId.get(o.scheduleId);
+      if (list) list.push(o);
+      else byId.set(o.scheduleId, [o]);
+    }
     try {
       const revoked = await this.#revoked(batch);
       const written = await this.#retried('writing outcomes', () => writeOutcomes(this.o.store, [...byId.keys()], now, (s, addRun) => {
-        const event = this.#outcomeIn(s, addRun, byId.get(s.id)!, now, revoked);
+        const flight = s.inFlight as unknown as Flight | null;
+        const outcomes = byId.get(s.id)!;
+        const o = outcomes.find((x) => flight !== null && x.runId === flight.runId && x.attempt === flight.attempt) ?? outcomes[outcomes.length - 1]!;
+        const event = this.#outcomeIn(s, addRun, o, now, revoked);
         return event && { event, s };
       }));
       for (const { event } of written) this.o.publish(event);
