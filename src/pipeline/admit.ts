@@ -42,6 +42,25 @@ export function carriesLiveToken(view: ConfigView, text: string): boolean {
   return false;
 }
 
+const ESCAPE = /%([0-9A-Fa-f]{2})/g;
+const unescaped = (_: string, hex: string): string => String.fromCharCode(parseInt(hex, 16));
+
+/**
+ * `carriesLiveToken` for a query string, read as a service reads it too: percent-escapes
+ * decoded (`mk%5F…` is `mk_…` to any decoder), twice at most (a service that decodes twice
+ * reads `%255F` as `_`). A malformed escape is left as it is, as lenient decoders do.
+ */
+export function queryCarriesLiveToken(view: ConfigView, query: string): boolean {
+  let text = query;
+  for (let round = 0; ; round++) {
+    if (carriesLiveToken(view, text)) return true;
+    if (round === 2 || !text.includes('%')) return false;
+    const next = text.replace(ESCAPE, unescaped);
+    if (next === text) return false;
+    text = next;
+  }
+}
+
 /**
  * The hashes of secrets that named a known token, so that a client sending the same token on every
  * request pays SHA-256 once (a microsecond of the data plane's CPU a request, bench/RESULTS.md).

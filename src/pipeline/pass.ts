@@ -9,8 +9,9 @@
 import type { ConfigView } from '../actors/config/client.ts';
 import { GatewayError } from '../http/errors.ts';
 import type { Identity, RouteView } from '../core/model.ts';
-import { authenticate, authorise, carriesLiveToken } from './admit.ts';
+import { authenticate, authorise, queryCarriesLiveToken } from './admit.ts';
 import { canonicalPath } from './canonical-path.ts';
+import { slashesDecoded } from '../http/canonical-path.ts';
 import { isHostValue, isRequestTarget } from '../http/grammar.ts';
 import { forwardRequestHeaders } from './forward-headers.ts';
 import { addIdentityHeaders } from './identity.ts';
@@ -133,6 +134,14 @@ export function pass(view: ConfigView, pools: UpstreamPools, req: PassRequest, n
   } else {
     match = view.routeTable.match(req.host, path);
     if (!match) throw new GatewayError('route.unknown', `No route of this gateway matches ${req.method} ${path}.`);
+    // A service that decodes %2F before splitting reads `/orders/adm%2Fusers` as
+    // `/orders/adm/users`: when that reading is another route's path, the request is that
+    // route's business as much as this one's, so it is refused rather than judged by one.
+    const decoded = slashesDecoded(path);
+    const other = decoded === undefined ? undefined : view.routeTable.match(req.host, decoded);
+    if (other !== undefined && other !== null && other.route !== match.route) {
+      throw new GatewayError('path.invalid', 'An escaped slash (%2F) in this path makes it another route\'s path for a service that decodes it: send the path without it.');
+    }
   }
   const { route } = match;
   if (record) {
@@ -146,7 +155,7 @@ export function pass(view: ConfigView, pools: UpstreamPools, req: PassRequest, n
     dropAuthorization = true;
   } else {
     // Query strings end up in logs and links: a live token there is refused, never passed on.
-    if (req.query !== '' && carriesLiveToken(view, req.query)) {
+    if (req.query !== '' && queryCarriesLiveToken(view, req.query)) {
       throw new GatewayError('unauthenticated', 'A gateway token travels in the Authorization header (Bearer), never in the query string.');
     }
     ({ identity, dropAuthorization } = authenticate(view, who.authorization, who.appCookie, now, record));

@@ -200,6 +200,24 @@ test('endpoint rules narrow a route per method and path', async () => {
   await refused(as('bob', '/orders%2F7'), 404, 'route.unknown', 'a prefix ends at a real slash: no route, closed');
 });
 
+test('an escaped slash cannot take a path past a route of its own: both readings must find the same route', async () => {
+  await put('/api/routes/open-admin', { upstream: up.origin, paths: ['/open/admin'], rule: { roles: ['admin'] } });
+  try {
+    await refused(as('bob', '/open/admin/users'), 403, 'forbidden', 'staff on the admin route');
+    // Read as sent, /open/admin%2Fusers is the open route's; a service that decodes %2F reads /open/admin/users.
+    for (const path of ['/open/admin%2Fusers', '/open/admin%2fusers']) {
+      const a = await refused(as('bob', path), 400, 'path.invalid', path);
+      assert.match(a.json.detail, /another route's path for a service that decodes it/);
+      await refused(as(undefined, path), 400, 'path.invalid', `${path} without a token`);
+    }
+    await refused(as('bob', '/open%2Fadmin/users'), 404, 'route.unknown', 'no route for the path as sent: closed');
+    await passed(as('alice', '/open/admin/users'), 'admin on the admin route');
+    await passed(as('bob', '/open/a%2Fb'), 'both readings on the open route');
+  } finally {
+    assert.equal((await call(`${c}/api/routes/open-admin`, { method: 'DELETE', headers: admin })).status, 204);
+  }
+});
+
 test('endpoint rules match the path after stripPrefix', async () => {
   await refused(as('bob', '/shop/items/3'), 403, 'forbidden', 'staff GET /shop/items/3 (rule GET /items/{id})');
   await refused(as(undefined, '/shop/items/3'), 401, 'unauthenticated', 'an endpoint rule on an open route needs a token');

@@ -276,6 +276,13 @@ test('the gateway token never reaches the upstream; the service\'s own Authoriza
   const query = await call(`${d}/orders/q?access_token=${token}`);
   assert.equal(query.status, 401);
   assert.match(query.json.detail, /never in the query string/);
+  // Escaped as a decoder reads it back: `mk%5F…`, every character escaped, escaped twice.
+  const escapedOnce = token.replace('_', '%5F');
+  const everyChar = [...token].map((ch) => `%${ch.charCodeAt(0).toString(16).padStart(2, '0')}`).join('');
+  for (const q of [`access_token=${escapedOnce}`, `t=${everyChar}`, `t=${token.replace('_', '%255F')}`, `a=%zz&t=${escapedOnce}`]) {
+    const escaped = await call(`${d}/orders/q?${q}`);
+    assert.equal(escaped.status, 401, `${q}: ${escaped.text}`);
+  }
   assert.equal(up.requests.length, seen, 'nothing reached the service');
   const lookalike = `mk_${'A'.repeat(43)}`;
   assert.equal((await call(`${d}/orders/q?ref=${lookalike}`)).status, 200);
@@ -565,6 +572,9 @@ const AMBIGUOUS: Record<string, string> = {
   'bare-lf': 'HTTP/1.1 200 OK\nx-smuggled: yes\r\ncontent-length: 2\r\n\r\nok',
   'folded': 'HTTP/1.1 200 OK\r\nx-a: 1\r\n x-b: 2\r\ncontent-length: 2\r\n\r\nok',
   'switch': 'HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: upgrade\r\n\r\n',
+  // Transfer-Encoding is hop-by-hop: relayed without it, gzip bytes would reach the client unannounced.
+  'gzip-chunked': 'HTTP/1.1 200 OK\r\ntransfer-encoding: gzip, chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n',
+  'gzip': 'HTTP/1.1 200 OK\r\ntransfer-encoding: gzip\r\nconnection: close\r\n\r\nok',
 };
 
 test('an answer that could be read two ways is a 502 with the fault named, never relayed', async () => {
@@ -578,7 +588,8 @@ test('an answer that could be read two ways is a 502 with the fault named, never
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   try {
     await put('/api/routes/broken', { upstream: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, paths: ['/broken'], rule: null });
-    for (const [name, why] of [['two-lengths', /Content-Length is not one number/], ['bare-lf', /bare CR or LF/], ['folded', /folds a header line/], ['switch', /switched protocols/]] as const) {
+    for (const [name, why] of [['two-lengths', /Content-Length is not one number/], ['bare-lf', /bare CR or LF/], ['folded', /folds a header line/], ['switch', /switched protocols/],
+      ['gzip-chunked', /Transfer-Encoding holds gzip, a coding the gateway does not undo/], ['gzip', /Transfer-Encoding holds gzip/]] as const) {
       const a = await call(`${d}/broken/${name}`);
       assert.equal(a.status, 502, `${name}: ${a.text}`);
       assert.match(String(a.headers['content-type']), /^application\/problem\+json/);

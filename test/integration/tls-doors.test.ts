@@ -6,6 +6,7 @@
 import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { Agent, request as httpsRequest } from 'node:https';
+import { connect as tlsConnect } from 'node:tls';
 import { X509Certificate, createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -144,6 +145,24 @@ test('a self-signed certificate serves the door too', async () => {
   assert.equal(s.presented?.fingerprint, self.fingerprint);
   assert.deepEqual(s.presented?.names, ['self.example.test']);
   assert.equal(s.presented?.authorizationError, 'DEPTH_ZERO_SELF_SIGNED_CERT');
+});
+
+test('the HTTPS door reads repeated header lines as the plain door does: two Host lines are refused', async () => {
+  const self = await addCert({ source: 'self-signed', names: ['twohosts.example.test'] });
+  await placeOk(self.id, ['app']);
+  const raw = (text: string) => new Promise<string>((resolve, reject) => {
+    const socket = tlsConnect({ host: '127.0.0.1', port: dataPort(), servername: 'twohosts.example.test', rejectUnauthorized: false }, () => socket.end(text));
+    let got = '';
+    socket.on('data', (d: Buffer) => { got += d.toString('latin1'); });
+    socket.on('end', () => resolve(got));
+    socket.on('error', reject);
+  });
+  const two = await raw('GET /nowhere HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\nConnection: close\r\n\r\n');
+  assert.match(two, /^HTTP\/1\.1 400 /, two.slice(0, 200));
+  assert.match(two, /"code":"request\.invalid"/);
+  const one = await raw('GET /nowhere HTTP/1.1\r\nHost: a.example\r\nConnection: close\r\n\r\n');
+  assert.match(one, /^HTTP\/1\.1 404 /, one.slice(0, 200));
+  await placeOk(self.id, []);
 });
 
 test('certificates of both key types on one plane: each name still gets its own', async () => {

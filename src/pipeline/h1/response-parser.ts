@@ -239,6 +239,12 @@ export class ResponseParser {
       // The client is told the length the service stated, once.
       headers['content-length'] = values[0]!;
     }
+    const codings = te === undefined ? undefined : (typeof te === 'string' ? te : te.join(',')).split(',').map((v) => v.trim().toLowerCase()).filter((v) => v !== '');
+    // Transfer-Encoding is hop-by-hop: the client is told none, so a coding the gateway would have
+    // to undo (gzip, chunked) would reach it as bytes nobody announced.
+    if (codings !== undefined && codings.some((c) => c !== 'chunked')) {
+      throw new ProtocolError(`its Transfer-Encoding holds ${codings.filter((c) => c !== 'chunked').join(', ')}, a coding the gateway does not undo`);
+    }
     // With a coding the length is not the body's (RFC 9112 6.3): the client must never be told it,
     // or the relayed chunks would be written under a length they do not have.
     if (te !== undefined) delete headers['content-length'];
@@ -250,8 +256,7 @@ export class ResponseParser {
     if (te !== undefined) {
       // A length beside a coding is the classic smuggling pair: the coding wins and the connection ends with the answer.
       if (cl !== undefined) this.#reusable = false;
-      const codings = (typeof te === 'string' ? te : te.join(',')).split(',').map((v) => v.trim().toLowerCase()).filter((v) => v !== '');
-      if (codings[codings.length - 1] === 'chunked') {
+      if (codings![codings!.length - 1] === 'chunked') {
         this.#state = 'chunk-size';
       } else {
         this.#reusable = false;
