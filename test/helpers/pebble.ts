@@ -113,7 +113,9 @@ async function startOnce(dir: string, rootCa: string, opts: PebbleOptions): Prom
       '-http01', '', '-https01', '', '-tlsalpn01', '', '-defaultIPv4', '', '-defaultIPv6', '',
     ], { PATH: path }, '[dns]');
     const pebble = startChild('pebble', ['-config', configPath, '-dnsserver', `127.0.0.1:${dnsPort}`], {
-      PATH: path, PEBBLE_VA_NOSLEEP: '1',
+      // No authorization reused (Pebble reuses half by default): every order answers its
+      // challenges, so a test can say which challenge an order was answered by.
+      PATH: path, PEBBLE_VA_NOSLEEP: '1', PEBBLE_AUTHZREUSE: '0',
     }, '[pebble]');
     const exited = Promise.race([dns, pebble].map((c) => new Promise<never>((_, reject) => {
       c.once('exit', (code) => reject(/address already in use/.test(out)

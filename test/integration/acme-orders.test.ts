@@ -294,6 +294,11 @@ test('a new directory drops the account: a fresh one at the next order; the stor
 
 test('renewal: past two thirds of the lifetime, the hourly check asks again and the door presents the new one', async () => {
   const before = (await admin.get(`/api/certificates/${orderId}`)).json;
+  // With the application's plain HTTP off, the authority's HTTP-01 request could not reach the
+  // plain port (127.0.0.1 only): the renewal is answered on the HTTPS door.
+  const off = await admin.put('/api/settings/tls/ports/app', { http: false });
+  assert.equal(off.status, 200, off.text);
+  const seen = t.logs.length;
   const lifetime = before.notAfter - before.notBefore;
   await t.gw.ctx.advanceClock!(Math.ceil(lifetime * 0.7) * 1000);
   // Years went by on the test clock: the console session is long expired.
@@ -301,7 +306,9 @@ test('renewal: past two thirds of the lifetime, the hourly check asks again and 
   const renewed = await settled(orderId, (r) => r.fingerprint !== before.fingerprint);
   assert.ok(renewed.notAfter >= before.notAfter);
   assert.ok(t.logs.some((l) => l.msg === 'acme certificate renewed' && l.attrs.certificate === orderId));
+  assert.ok(t.logs.slice(seen).some((l) => l.msg === 'acme challenge valid' && l.attrs.name === APP && l.attrs.challenge === 'tls-alpn-01'), `renewed by TLS-ALPN-01: ${JSON.stringify(t.logs.slice(seen).filter((l) => l.msg.startsWith('acme')).map((l) => [l.msg, l.attrs.name, l.attrs.challenge]))}`);
   assert.equal((await presented(APP, await pebble.issuerRoots())).fingerprint256, renewed.fingerprint);
+  assert.equal((await admin.put('/api/settings/tls/ports/app', { http: true })).status, 200);
 });
 
 test('the community edition answers 403 licensed-edition for authorities and orders', async () => {

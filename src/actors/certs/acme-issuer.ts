@@ -29,6 +29,7 @@ import type { AcmeChallengeType } from './sources/acme.ts';
 import { obtain, type Obtained } from './sources/obtained.ts';
 import { accountContext, authoritySecrets } from './acme-authorities.ts';
 import { keyContext } from './records.ts';
+import { readTlsSettings } from './tls-settings.ts';
 import { ACME_CHECK_MS, ACME_RENEW_FRACTION } from './messages.ts';
 
 export interface IssuerOptions {
@@ -80,7 +81,12 @@ export function startAcmeIssuer(opts: IssuerOptions): AcmeIssuer {
   const attempt = async (em: EntityManager, id: string, save: (fn: (em: EntityManager) => Promise<void>) => Promise<void>): Promise<Outcome | undefined> => {
     const row = await em.findOne(CertificateRow, { id, source: 'acme' });
     if (!row || !needsIssuance(row, clock.now())) return undefined;
-    if ((await em.count(PlacementRow, { certificateId: id, plane: { $in: PLACED_ON } })) === 0) return undefined;
+    const planes = (await em.find(PlacementRow, { certificateId: id, plane: { $in: PLACED_ON } })).map((p) => p.plane);
+    if (planes.length === 0) return undefined;
+    // A plane whose plain HTTP is off listens on 127.0.0.1 only: the authority's HTTP-01 request
+    // cannot reach it, so where every plane of the order is so, its HTTPS door answers (TLS-ALPN-01).
+    const { httpOff } = await readTlsSettings(em);
+    const httpClosed = planes.every((p) => (httpOff as readonly string[]).includes(p));
     const authority = row.authority ? await em.findOne(AcmeAuthorityRow, { id: row.authority }) : null;
     const renewing = row.certPem !== null;
     let issued: { obtained: Obtained; accountKey: string; accountUrl: string; directory: string } | undefined;
@@ -96,7 +102,7 @@ export function startAcmeIssuer(opts: IssuerOptions): AcmeIssuer {
         ...(secrets.accountKey !== undefined ? { accountKey: secrets.accountKey } : {}),
         ...(authority.email ? { email: authority.email } : {}), ...(secrets.eab ? { eab: secrets.eab } : {}),
         termsAccepted: authority.termsAccepted, names: row.names, challenges: opts.board,
-        preferred: authority.challenge as AcmeChallengeType,
+        preferred: httpClosed ? 'tls-alpn-01' : authority.challenge as AcmeChallengeType,
         log: (msg, attrs) => log.info(msg, { certificate: id, ...attrs }),
       });
       issued = { obtained: obtain(got.cert, got.key, { cert: 'cert', key: 'key' }), accountKey: got.accountKey, accountUrl: got.accountUrl, directory: authority.directory };
