@@ -1,5 +1,5 @@
 import { ERRORS } from './errors.ts';
-import type { ApiRoute, Schema } from './router.ts';
+import type { ApiRoute, ResponseDoc, Schema } from './router.ts';
 
 export const PROBLEM_SCHEMA: Schema = {
   type: 'object',
@@ -15,6 +15,25 @@ export const PROBLEM_SCHEMA: Schema = {
   },
 };
 
+/**
+ * The refusals every operation of its kind can give, whether or not its own table names them: a
+ * generated client must know each status it may meet. Declared answers win.
+ */
+function implied(r: ApiRoute<unknown>, hasParameters: boolean): Record<string, ResponseDoc> {
+  const out: Record<string, ResponseDoc> = {};
+  if (r.doc.body !== undefined || hasParameters) out[400] = { description: 'a field, a parameter or the body is refused (field.invalid with `field`, body.invalid-json, or the code of the rule)' };
+  if (r.doc.auth !== 'none') {
+    out[401] = { description: 'no credential, or one this plane does not know (unauthenticated)' };
+    out[403] = { description: 'a credential of another kind or plane, or one without the right (token-kind, wrong-plane, capability, forbidden, licensed-edition)' };
+  }
+  if (r.segments.some((s) => s.startsWith('{'))) out[404] = { description: 'no such resource (within what the caller may see)' };
+  if (r.doc.body !== undefined) {
+    out[413] = { description: 'the body is larger than this endpoint accepts (body.too-large)' };
+    out[415] = { description: 'the body is not application/json (body.media-type)' };
+  }
+  return out;
+}
+
 /** Builds the OpenAPI 3.1 document of one plane from its route table: it cannot drift. */
 export function buildOpenApi(opts: {
   title: string;
@@ -29,16 +48,23 @@ export function buildOpenApi(opts: {
       name: s.slice(1, -1), in: 'path', required: true, schema: { type: 'string' },
     }));
     for (const [name, description] of Object.entries(r.doc.query ?? {})) {
+      if (name.includes('<')) continue;
       params.push({ name, in: 'query', required: false, description, schema: { type: 'string' } });
     }
     const responses: Record<string, unknown> = {};
-    for (const [status, resp] of Object.entries(r.doc.responses)) {
+    for (const [status, resp] of Object.entries({ ...implied(r, params.length > 0), ...r.doc.responses })) {
       const problem = Number(status) >= 400;
+      const headers: Record<string, unknown> = {};
+      for (const [name, description] of Object.entries(resp.headers ?? {})) headers[name] = { description, schema: { type: 'string' } };
+      if (status === '201' && headers.Location === undefined) headers.Location = { description: 'the address of what was created', schema: { type: 'string' } };
       responses[status] = {
         description: resp.description,
-        ...(resp.schema || problem
-          ? { content: { [problem ? 'application/problem+json' : 'application/json']: { schema: resp.schema ?? { $ref: '#/components/schemas/Problem' } } } }
-          : {}),
+        ...(Object.keys(headers).length > 0 ? { headers } : {}),
+        ...(resp.type !== undefined
+          ? { content: { [resp.type]: { schema: { type: 'string' } } } }
+          : resp.schema || problem
+            ? { content: { [problem ? 'application/problem+json' : 'application/json']: { schema: resp.schema ?? { $ref: '#/components/schemas/Problem' } } } }
+            : {}),
       };
     }
     item[r.method.toLowerCase()] = {
@@ -47,8 +73,8 @@ export function buildOpenApi(opts: {
       ...(r.doc.tags ? { tags: r.doc.tags } : {}),
       operationId: `${r.method.toLowerCase()}${r.pattern.replace(/[{}]/g, '').replace(/[^a-zA-Z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
       ...(params.length ? { parameters: params } : {}),
-      security: r.doc.auth === 'none' ? [] : r.doc.auth === 'token' ? [{ bearer: [] }] : [{ session: [] }, { bearer: [] }],
-      ...(r.doc.body ? { requestBody: { required: true, content: { 'application/json': { schema: r.doc.body } } } } : {}),
+      security: r.doc.auth === 'none' ? [] : r.doc.auth === 'token' ? [{ bearer: [] }] : r.doc.sessionOnly ? [{ session: [] }] : [{ session: [] }, { bearer: [] }],
+      ...(r.doc.body ? { requestBody: { required: r.doc.bodyOptional !== true, content: { 'application/json': { schema: r.doc.body } } } } : {}),
       responses,
     };
   }

@@ -10,11 +10,26 @@ export interface RouteDoc {
   readonly tags?: readonly string[];
   /** Who may call: nobody needs to sign in, a console session or admin token, or a token only. */
   readonly auth: 'none' | 'session' | 'token';
+  /** The operation serves a console session only, though the plane reads tokens too (the document's security). */
+  readonly sessionOnly?: boolean;
   readonly body?: Schema;
-  /** The query parameters read, name → what it does (all optional, strings on the wire). */
+  /** The body may be left out (the document's `requestBody.required`). */
+  readonly bodyOptional?: boolean;
+  /**
+   * The query parameters read, name → what it does (all optional, strings on the wire). A name
+   * holding `<` (`meta.<key>`) is a family of names: told in the description, not declared.
+   */
   readonly query?: Readonly<Record<string, string>>;
-  /** Status → description (and schema of the JSON answer). */
-  readonly responses: Readonly<Record<string, { readonly description: string; readonly schema?: Schema }>>;
+  /** Status → description, and the answer: JSON of `schema`, or a body of media `type`; `headers` it carries. */
+  readonly responses: Readonly<Record<string, ResponseDoc>>;
+}
+
+export interface ResponseDoc {
+  readonly description: string;
+  readonly schema?: Schema;
+  /** A media type other than JSON (an export, a signing request). */
+  readonly type?: string;
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 export interface ApiReply {

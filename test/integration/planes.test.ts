@@ -93,6 +93,36 @@ test('the internal plane serves its own OpenAPI document', async () => {
   assert.ok(a.json.paths['/readyz']);
 });
 
+test('the documents say what a generated client meets: refusals, headers, nullable fields, media types', async () => {
+  const control = (await call(`${t.url('control')}/api/openapi.json`)).json;
+  const internal = (await call(`${t.url('internal')}/api/openapi.json`)).json;
+  // Every operation that reads a credential declares 401 and 403; one with a path parameter 404.
+  for (const doc of [control, internal]) {
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        if (op.security.length > 0) for (const s of ['401', '403']) assert.ok(op.responses[s], `${method} ${path} declares ${s}`);
+        if (path.includes('{')) assert.ok(op.responses['404'] || op.responses['405'], `${method} ${path} declares 404`);
+        if (op.responses['201']) assert.ok(op.responses['201'].headers?.Location, `${method} ${path}: 201 carries Location`);
+        for (const p of op.parameters ?? []) assert.doesNotMatch(p.name, /[<>]/, `${method} ${path}: ${p.name} is a parameter's real name`);
+      }
+    }
+  }
+  const list = internal.paths['/api/schedules'].get;
+  assert.ok(list.responses['200'].headers.Link, 'the next page is in Link');
+  assert.ok(internal.paths['/api/schedules/{id}/runs'].get.responses['200'].headers.Link);
+  const schedule = internal.paths['/api/schedules/{id}'].get.responses['200'].content['application/json'].schema;
+  assert.deepEqual(schedule.properties.contentType.type, ['string', 'null']);
+  assert.deepEqual(schedule.properties.name.type, ['string', 'null']);
+  const run = internal.paths['/api/schedules/{id}/runs'].get.responses['200'].content['application/json'].schema.items;
+  assert.deepEqual(run.properties.status.type, ['integer', 'null']);
+  assert.equal(internal.paths['/api/schedules/{id}/run'].post.requestBody.required, false, 'run now takes no body');
+  assert.deepEqual(control.paths['/api/session/password'].put.security, [{ session: [] }]);
+  assert.ok(control.paths['/api/certificates/{id}/csr'].get.responses['200'].content['application/pkcs10']);
+  assert.ok(control.paths['/api/audit/export'].get.responses['200'].content['text/csv']);
+  assert.ok(control.paths['/api/settings/tls'].get.responses['200'].content['application/json'].schema.properties.doors);
+  assert.ok(control.paths['/api/certificates'].post.requestBody.content['application/json'].schema.properties.names);
+});
+
 test('without the manual clock, /__clock does not exist', async () => {
   const a = await call(`${t.url('control')}/__clock`);
   assert.equal(a.status, 404);

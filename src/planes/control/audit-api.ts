@@ -138,7 +138,7 @@ export function addAuditApi(router: Router<Principal>, gw: GatewayContext): void
     summary: 'The filtered trail as CSV (licensed edition)', tags, auth: 'session',
     description: `The same filters and perimeter as GET /api/audit, every page (at most ${EXPORT_MAX_ROWS} rows), newest first. Columns: when (RFC 3339), part, action, actor, token, target_kind, target_id, target_name, organisation, address, detail, changes (JSON), trace_id, attributes (JSON: an operation call\'s fields). Written as it is read, without a Content-Length. The export writes its own line (audit.export), read by root.`,
     query: FILTER_QUERY,
-    responses: { 200: { description: 'text/csv' }, 400: { description: 'a filter is refused' }, 403: { description: 'no audit capability, or the community edition (licensed-edition)' } },
+    responses: { 200: { description: 'the events as CSV', type: 'text/csv' }, 400: { description: 'a filter is refused' }, 403: { description: 'no audit capability, or the community edition (licensed-edition)' } },
   }, async (ctx) => {
     const slice = sliceOf(ctx.principal);
     requireLicensed(gw.settings, 'The audit export');

@@ -143,7 +143,7 @@ export function addLogsApi(router: Router<Principal>, gw: GatewayContext): void 
     summary: 'The same selection as GET /api/logs, as JSON Lines (.jsonl)', tags: TAGS, auth: 'session',
     description: `${QUERY_DOC} One line object per line, as GET /api/logs lists them.`,
     query: LINE_QUERY,
-    responses: { 200: { description: 'application/jsonl' }, 400: { description: 'a bad filter (field.invalid, filter.invalid)' } },
+    responses: { 200: { description: 'one JSON line a record', type: 'application/jsonl' }, 400: { description: 'a bad filter (field.invalid, filter.invalid)' } },
   }, (ctx) => {
     requireCapability(ctx.principal, LOGS_CAPABILITY);
     const lines = gw.logs.buffer.lines(lineQuery(ctx.query));

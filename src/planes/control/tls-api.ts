@@ -79,7 +79,7 @@ export function addTlsApi(router: Router<Principal>, gw: GatewayContext): void {
   router.add('GET', '/api/certificates/mounts', {
     summary: 'Mounts holding a certificate (file-system source); one without a key beside it cannot be picked', tags: TAGS, auth: 'session',
     description: 'Read from the gateway\'s mount table; process pseudo-files, the hosts and resolver files, the service-account token and the data directory are excluded. Only paths and what the certificates say are shown, never content.',
-    responses: { 200: { description: 'candidates' } },
+    responses: { 200: { description: 'candidates', schema: { type: 'object', properties: { mounts: { type: 'array', items: { type: 'object', description: 'a certificate file found on a mount: its path, its key beside it (keyPath, null when none), what the certificate says, and pickable: false without a key' } } } } } },
   }, (ctx) => {
     requireCapability(ctx.principal, 'infra-admin');
     const found = listMountCertificates(gw.settings.dataDir);
@@ -90,7 +90,21 @@ export function addTlsApi(router: Router<Principal>, gw: GatewayContext): void {
     summary: 'Add a certificate: import, file, self-signed, signing request, or an ACME order (licensed)', tags: TAGS, auth: 'session',
     description: 'An ACME order {source: "acme", authority: <id or name>, names} is named "Ask <authority>" and stays in state requesting until issued; it is asked of the authority once placed on the console or the application (never the internal plane). '
       + 'A bundle (import, file, a signing request\'s answer) is stored and served leaf first, whatever its order; a certificate that signs nothing of the leaf\'s chain is refused (400 tls.chain-invalid).',
-    body: { type: 'object', required: ['source'], properties: { source: { type: 'string', enum: ['import', 'file', 'self-signed', 'csr', 'acme'] } } },
+    body: {
+      type: 'object', required: ['source'],
+      description: 'The fields of each source: import {cert, key}; file {certPath, keyPath}; self-signed {names, days?}; csr {names, subject?}; acme {authority, names}.',
+      properties: {
+        source: { type: 'string', enum: ['import', 'file', 'self-signed', 'csr', 'acme'] },
+        cert: { type: 'string', description: 'import: the certificate, PEM (a chain is allowed, leaf first or not)' },
+        key: { type: 'string', description: 'import: its private key, PEM' },
+        certPath: { type: 'string', description: 'file: path of the certificate file the runtime mounts and renews' },
+        keyPath: { type: 'string', description: 'file: path of its key file' },
+        names: { type: 'array', items: { type: 'string' }, description: 'self-signed, csr, acme: host names, one-label wildcards (*.example.com) or IP addresses' },
+        days: { type: 'integer', minimum: 1, maximum: 3650, default: 365, description: 'self-signed: validity' },
+        subject: { type: 'object', additionalProperties: false, properties: { organisation: { type: 'string' }, unit: { type: 'string' }, locality: { type: 'string' }, state: { type: 'string' }, country: { type: 'string', description: 'two letters' }, email: { type: 'string' } }, description: 'csr: the subject beside the names' },
+        authority: { type: 'string', description: 'acme: the id or name of a trusted ACME authority (licensed edition)' },
+      },
+    },
     responses: { 201: { description: 'created', schema: CERTIFICATE }, ...WRITE_REFUSALS },
   }, async (ctx) => {
     requireCapability(ctx.principal, 'infra-admin');
@@ -153,7 +167,7 @@ export function addTlsApi(router: Router<Principal>, gw: GatewayContext): void {
 
   router.add('GET', '/api/certificates/{id}/csr', {
     summary: 'Download a pending signing request again (PEM)', tags: TAGS, auth: 'session',
-    responses: { 200: { description: 'application/pkcs10 PEM' }, 404: { description: 'no such signing request' } },
+    responses: { 200: { description: 'the signing request, PEM', type: 'application/pkcs10' }, 404: { description: 'no such signing request' } },
   }, async (ctx) => {
     requireCapability(ctx.principal, 'infra-admin');
     const id = idParam(ctx.params, 'certificate');

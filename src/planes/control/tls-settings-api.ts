@@ -18,6 +18,30 @@ import { PLANE_OF } from '../tls-doors.ts';
 
 const TAGS = ['tls'];
 
+const STRING_LIST = { type: 'array', items: { type: 'string' } } as const;
+const PLANES_LIST = { type: 'array', items: { type: 'string', enum: ['http'] } } as const;
+const DOOR_ADDRESS = { type: 'object', properties: { address: { type: ['string', 'null'] }, publicPort: { type: ['integer', 'null'] } } } as const;
+const DOOR = {
+  type: 'object',
+  properties: {
+    proxied: { type: 'boolean' }, names: STRING_LIST, proxyAddresses: STRING_LIST, runtimeNames: STRING_LIST,
+    internalNames: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, covered: { type: 'boolean' } } } },
+    uncovered: { ...STRING_LIST, description: 'declared names no certificate serving now covers' },
+    http: DOOR_ADDRESS, https: DOOR_ADDRESS,
+  },
+} as const;
+/** The answer of every TLS settings endpoint (CONTRACT.md "TLS"). */
+const SETTINGS_SCHEMA = {
+  type: 'object',
+  properties: {
+    closed: { type: 'object', properties: { console: PLANES_LIST, app: PLANES_LIST, internal: PLANES_LIST } },
+    consoleTraffic: { type: 'array', items: { type: 'object', properties: { door: { type: 'string', enum: ['http', 'https'] }, peer: { type: ['string', 'null'] }, lastSeen: { type: ['integer', 'null'], description: 'epoch seconds' } } } },
+    trafficWindow: { type: 'integer', description: 'seconds' },
+    redirect: { type: 'object', properties: { forceHttps: { type: 'boolean' }, hstsMaxAge: { type: 'integer' } } },
+    doors: { type: 'object', properties: { console: DOOR, app: DOOR, internal: DOOR } },
+  },
+} as const;
+
 function planeParam(raw: string | undefined): TlsPlane {
   if (!TLS_PLANES.includes(raw as TlsPlane)) throw invalidField('plane', 'The plane is console, app or internal.');
   return raw as TlsPlane;
@@ -58,7 +82,7 @@ export function addTlsSettingsApi(router: Router<Principal>, gw: GatewayContext)
   router.add('GET', '/api/settings/tls', {
     summary: 'TLS settings: closed plain ports, console traffic of the last 30 s, redirect, doors', tags: TAGS, auth: 'session',
     description: 'consoleTraffic has one entry per console door (http, https): the peer of the latest call in the window, or null ("Nothing in the last 30 s"), pooled over every node; probes are not counted.',
-    responses: { 200: { description: 'the settings' } },
+    responses: { 200: { description: 'the settings', schema: SETTINGS_SCHEMA } },
   }, async (ctx) => {
     requireCapability(ctx.principal, 'infra-admin');
     return { body: await answer() };
@@ -67,7 +91,7 @@ export function addTlsSettingsApi(router: Router<Principal>, gw: GatewayContext)
   router.add('PUT', '/api/settings/tls/ports/{plane}', {
     summary: 'Switch a plane\'s plain HTTP port on or off (off: 127.0.0.1 only); audited tls.ports', tags: TAGS, auth: 'session',
     body: { type: 'object', required: ['http'], properties: { http: { type: 'boolean' } } },
-    responses: { 200: { description: 'switched; the settings' }, ...WRITE_REFUSALS, 409: { description: 'tls.nothing-to-present, tls.http-in-use' } },
+    responses: { 200: { description: 'switched; the settings', schema: SETTINGS_SCHEMA }, ...WRITE_REFUSALS, 409: { description: 'tls.nothing-to-present, tls.http-in-use' } },
   }, async (ctx) => {
     requireCapability(ctx.principal, 'infra-admin');
     const plane = planeParam(ctx.params.plane);
@@ -88,7 +112,7 @@ export function addTlsSettingsApi(router: Router<Principal>, gw: GatewayContext)
       type: 'object', required: ['proxied'],
       properties: { proxied: { type: 'boolean' }, names: { type: 'array', items: { type: 'string' } }, proxyAddresses: { type: 'array', items: { type: 'string' } } },
     },
-    responses: { 200: { description: 'saved; the settings' }, ...WRITE_REFUSALS, 409: { description: 'tls.session-would-drop: the change would make this console session be seen as plain HTTP' } },
+    responses: { 200: { description: 'saved; the settings', schema: SETTINGS_SCHEMA }, ...WRITE_REFUSALS, 409: { description: 'tls.session-would-drop: the change would make this console session be seen as plain HTTP' } },
   }, async (ctx) => {
     requireCapability(ctx.principal, 'infra-admin');
     const raw = ctx.params.plane;
@@ -110,7 +134,7 @@ export function addTlsSettingsApi(router: Router<Principal>, gw: GatewayContext)
   router.add('PUT', '/api/settings/tls/redirect', {
     summary: 'Force HTTPS on the data plane (308) and the HSTS duration', tags: TAGS, auth: 'session',
     body: { type: 'object', required: ['forceHttps'], properties: { forceHttps: { type: 'boolean' }, hstsMaxAge: { type: 'integer', minimum: 0, maximum: 63072000, description: 'seconds; left out, the duration set keeps its value (one day by default)' } } },
-    responses: { 200: { description: 'saved; the settings' }, ...WRITE_REFUSALS },
+    responses: { 200: { description: 'saved; the settings', schema: SETTINGS_SCHEMA }, ...WRITE_REFUSALS },
   }, async (ctx) => {
     requireCapability(ctx.principal, 'infra-admin');
     const body = (await ctx.json()) as Record<string, unknown> | null;

@@ -60,7 +60,7 @@ export function addVaultApi(router: Router<Principal>, gw: GatewayContext): void
     router.add('PUT', `${base}/{name}`, {
       summary: `Seal a value into ${scopeText} vault`, tags, auth: 'session',
       body: { type: 'object', required: ['value'], additionalProperties: false, properties: { value: { type: 'string', maxLength: 65536, description: 'goes out in a header: one line, no control character but a tab, Latin-1 at most' } } },
-      responses: { 201: { description: 'sealed (new name)' }, 204: { description: 'sealed (value replaced)' }, ...WRITE_REFUSALS },
+      responses: { 201: { description: 'sealed (new name)', schema: { type: 'object', properties: { name: { type: 'string' }, scope: { type: 'string', description: 'app, or the organisation id' } } } }, 204: { description: 'sealed (value replaced)' }, ...WRITE_REFUSALS },
     }, async (ctx) => {
       const organisation = scopeOf(ctx.principal, ctx.params);
       const name = vaultName(ctx.params.name ?? '');

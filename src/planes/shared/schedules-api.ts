@@ -140,7 +140,7 @@ export function addSchedulesApi(router: Router<Principal>, gw: GatewayContext, p
     summary: 'List schedules', tags, auth,
     description: `Oldest first (createdAt, then id). Filters, all of which must hold: meta.<key>=<value>, meta.<key>=~<expression>, tenant (organisation), route. ${PAGING_DOC(SCHEDULES_PAGE)}`,
     query: { 'meta.<key>': '<value>, or ~<regular expression>: the schedule\'s metadata', tenant: 'an organisation id', route: 'a route id', limit: `1 to ${SCHEDULES_PAGE.max} (default ${SCHEDULES_PAGE.fallback})`, cursor: 'from the Link header of the page before' },
-    responses: { 200: { description: 'a JSON array of schedules; Link: <…>; rel="next" when more remain', schema: { type: 'array', items: SCHEDULE_DOC.schedule } }, 400: { description: 'a filter does not compile (filter.regex-invalid) or is unknown (filter.invalid); limit out of range (field.invalid); a cursor this list did not give (cursor.invalid)' } },
+    responses: { 200: { description: 'a JSON array of schedules; Link: <…>; rel="next" when more remain', schema: { type: 'array', items: SCHEDULE_DOC.schedule }, headers: { Link: '<the next page>; rel="next", when more remain: the only way to the next page' } }, 400: { description: 'a filter does not compile (filter.regex-invalid) or is unknown (filter.invalid); limit out of range (field.invalid); a cursor this list did not give (cursor.invalid)' } },
   }, async (ctx) => {
     const owner = ownerOf(ctx);
     const filters = parseFilters(ctx.query, ['limit', 'cursor']);
@@ -198,7 +198,7 @@ export function addSchedulesApi(router: Router<Principal>, gw: GatewayContext, p
   router.add('POST', `${base}/{id}/run`, {
     summary: 'Run now, or replay a turn', tags, auth,
     description: 'Without a body the next turn is brought forward to now. With {"replayOf": "<run record id>"} a failed, lost or dropped turn goes out again as a new run, with the payload as the schedule stands now. 409 while a run is in flight.',
-    body: { type: 'object', additionalProperties: false, properties: { replayOf: { type: 'string' } } },
+    body: { type: 'object', additionalProperties: false, properties: { replayOf: { type: 'string' } } }, bodyOptional: true,
     responses: { 202: { description: 'the request is recorded; the engine takes it', schema: SCHEDULE_DOC.schedule }, 404: { description: 'no such schedule' }, 409: { description: 'a run is in flight (in-flight), or the schedule is stopped because its token was revoked (schedule.stopped)' } },
   }, async (ctx) => {
     const owner = ownerOf(ctx);
@@ -222,7 +222,7 @@ export function addSchedulesApi(router: Router<Principal>, gw: GatewayContext, p
     summary: 'Run history, newest first', tags, auth,
     description: PAGING_DOC(RUNS_PAGE),
     query: { limit: `1 to ${RUNS_PAGE.max} (default ${RUNS_PAGE.fallback})`, cursor: 'from the Link header of the page before' },
-    responses: { 200: { description: 'a JSON array of run records; Link: <…>; rel="next" when more remain', schema: { type: 'array', items: RUN_DOC } }, 400: { description: 'limit out of range (field.invalid), or a cursor this list did not give (cursor.invalid)' }, 404: { description: 'no such schedule' } },
+    responses: { 200: { description: 'a JSON array of run records; Link: <…>; rel="next" when more remain', schema: { type: 'array', items: RUN_DOC }, headers: { Link: '<the next page>; rel="next", when more remain: the only way to the next page' } }, 400: { description: 'limit out of range (field.invalid), or a cursor this list did not give (cursor.invalid)' }, 404: { description: 'no such schedule' } },
   }, async (ctx) => {
     const owner = ownerOf(ctx);
     // A parameter the history does not read would be a page that looks right and is not.

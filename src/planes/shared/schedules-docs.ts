@@ -4,7 +4,7 @@ import type { Schema } from '../../http/router.ts';
 const STRINGS = { type: 'object', additionalProperties: { type: 'string' } } as const;
 
 const WRITABLE = {
-  name: { type: 'string', maxLength: 200 },
+  name: { type: ['string', 'null'], maxLength: 200, description: 'null when none was given' },
   roles: { type: 'array', items: { type: 'string' }, description: 'roles the call carries (hierarchy expanded); within the token\'s perimeter' },
   role: { type: 'string', description: 'single-role form of roles' },
   method: { type: 'string', enum: ['POST', 'PUT', 'PATCH', 'DELETE'], default: 'POST', description: 'GET is refused: a scheduled call is an action' },
@@ -16,7 +16,7 @@ const WRITABLE = {
   timezone: { type: 'string', default: 'UTC', description: 'IANA zone for cron; unknown zones are refused' },
   headers: { ...STRINGS, maxProperties: 10, description: 'values may be vault references ${name} or $name, resolved at call time; a value with a control character or a character past U+00FF is refused (schedule.header-invalid). Headers the gateway writes itself are refused (schedule.header-forbidden, field headers.<name>): Authorization, Host, Gateway-Job, Gateway-Job-Run, Gateway-Job-Attempt, X-Gateway-User, X-Gateway-Roles, X-Gateway-Organisation, X-Gateway-Identity, Remote-User, Forwarded, X-Real-IP, X-Forwarded, every X-Forwarded-*, True-Client-IP, X-Client-IP, X-Cluster-Client-IP, X-Original-URL, X-Rewrite-URL, X-HTTP-Method-Override, X-Method-Override, X-HTTP-Method, hop-by-hop headers (Connection, Keep-Alive, Proxy-Connection, Transfer-Encoding, TE, Trailer, Upgrade, Proxy-Authorization, Proxy-Authenticate) and framing headers (Content-Length, Expect)' },
   body: { description: 'any JSON: object or array sent as application/json, a string as text/plain; charset=utf-8' },
-  contentType: { type: 'string', description: 'explicit media type: always wins' },
+  contentType: { type: ['string', 'null'], description: 'explicit media type: always wins; null when none was given' },
   metadata: { ...STRINGS, maxProperties: 20, description: 'stored and matched without interpretation' },
   overlap: { type: 'string', enum: ['skip'], default: 'skip' },
   catchUp: { type: 'integer', minimum: 0, default: 3600, description: 'seconds a turn may go out late; 0: whenever possible' },
@@ -30,7 +30,7 @@ export const RUN_DOC: Schema = {
     id: { type: 'string', description: 'history id, run-<hex>' }, runId: { type: 'string' }, attempt: { type: 'integer' },
     node: { type: ['string', 'null'] }, scheduledFor: { type: ['integer', 'null'] }, startedAt: { type: ['integer', 'null'] },
     endedAt: { type: 'integer' }, state: { type: 'string', enum: ['done', 'failed', 'lost', 'dropped'] },
-    status: { type: 'integer' }, detail: { type: 'string' }, cause: { type: 'string' }, ofRun: { type: 'string' },
+    status: { type: ['integer', 'null'], description: 'the answer\'s status; null when there was none (a dropped turn, an attempt lost with its gateway)' }, detail: { type: 'string' }, cause: { type: 'string' }, ofRun: { type: 'string' },
     attempts: { type: 'array', items: { type: 'object' } },
   },
 };

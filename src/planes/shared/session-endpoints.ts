@@ -163,7 +163,7 @@ export function addSessionEndpoints(router: Router<Principal>, gw: GatewayContex
   }, (ctx) => ({ body: { account: accountBody(ctx.principal), via: ctx.principal.kind } }));
 
   router.add('PUT', `${path}/password`, {
-    summary: 'Change the signed-in account\'s password', tags: ['session'], auth: 'session',
+    summary: 'Change the signed-in account\'s password', tags: ['session'], auth: 'session', sessionOnly: true,
     description: 'Needs the current password, checked under the sign-in throttle: a wrong one is a failed attempt for the account\'s name (signin.refused in the trail) and five lock it. The other sessions of the account end; this one stays. Written to the account\'s security in the audit trail (password.change), never as a change of the control plane.',
     body: { type: 'object', required: ['current', 'password'], additionalProperties: false, properties: { current: { type: 'string' }, password: { type: 'string', minLength: 12, maxLength: 1024 } } },
     responses: { 204: { description: 'changed' }, 400: { description: 'a field is not valid' }, 401: { description: 'not signed in, or the current password is not right (signin.refused)' }, 403: { description: 'Origin of another site' }, 429: { description: 'too many failed attempts for this account\'s name, at sign-in or here (signin.locked)' } },
@@ -197,7 +197,7 @@ export function addSessionEndpoints(router: Router<Principal>, gw: GatewayContex
   });
 
   router.add('DELETE', path, {
-    summary: 'Sign out', tags: ['session'], auth: 'session',
+    summary: 'Sign out', tags: ['session'], auth: 'session', sessionOnly: true,
     responses: { 204: { description: 'signed out; the cookie is cleared' }, 401: { description: 'not signed in' }, 403: { description: 'Origin of another site' } },
   }, async (ctx) => {
     if (ctx.principal.kind !== 'session') throw new GatewayError('unauthenticated', 'Only a session can sign out; a token is revoked with DELETE /api/tokens/{id}.');
