@@ -40,6 +40,8 @@ export function buildOpenApi(opts: {
   version: string;
   description: string;
   routes: readonly ApiRoute<unknown>[];
+  /** The cookie a session rides in on this plane (`mk_session` on the console, `mk_app` on the data plane). */
+  sessionCookie?: string;
 }): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of opts.routes) {
@@ -86,7 +88,9 @@ export function buildOpenApi(opts: {
       schemas: { Problem: PROBLEM_SCHEMA },
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'An opaque token: mk_ followed by 43 base64url characters.' },
-        session: { type: 'apiKey', in: 'cookie', name: 'mk_session', description: 'Console session from POST /api/session. Unsafe methods also need a matching Origin header.' },
+        session: opts.sessionCookie === undefined || opts.sessionCookie === 'mk_session'
+          ? { type: 'apiKey', in: 'cookie', name: 'mk_session', description: 'Console session from POST /api/session. Unsafe methods also need a matching Origin header.' }
+          : { type: 'apiKey', in: 'cookie', name: opts.sessionCookie, description: 'Application session from POST /.meerkat/session. Unsafe methods also need a matching Origin header.' },
       },
     },
   };

@@ -93,6 +93,15 @@ test('the internal plane serves its own OpenAPI document', async () => {
   assert.ok(a.json.paths['/readyz']);
 });
 
+test('the data plane documents the gateway\'s own addresses at /.meerkat/openapi.json, leaving /api/openapi.json to the routes', async () => {
+  const a = await call(`${t.url('data')}/.meerkat/openapi.json`);
+  assert.equal(a.status, 200, a.text);
+  assert.equal(a.json.openapi, '3.1.0');
+  for (const path of ['/healthz', '/readyz', '/.meerkat/session', '/.well-known/jwks.json', '/.meerkat/openapi.json']) assert.ok(a.json.paths[path], path);
+  assert.equal(a.json.components.securitySchemes.session.name, 'mk_app');
+  assert.equal((await call(`${t.url('data')}/api/openapi.json`)).json.code, 'route.unknown', 'an application\'s address');
+});
+
 test('the documents say what a generated client meets: refusals, headers, nullable fields, media types', async () => {
   const control = (await call(`${t.url('control')}/api/openapi.json`)).json;
   const internal = (await call(`${t.url('internal')}/api/openapi.json`)).json;

@@ -2,6 +2,7 @@ import { GatewayError } from '../../http/errors.ts';
 import type { Exchange, ExchangeHandler } from '../../http/exchange.ts';
 import { serveApi } from '../../http/respond.ts';
 import { Router } from '../../http/router.ts';
+import { buildOpenApi } from '../../http/openapi.ts';
 import { pass } from '../../pipeline/pass.ts';
 import { relay, relayTo, type UpstreamCall, type UpstreamPools } from '../../pipeline/upstream.ts';
 import type { GatewayContext } from '../context.ts';
@@ -18,6 +19,7 @@ import { answerAcmeChallenge } from '../acme-challenge.ts';
 const APP_COOKIE = SESSION_COOKIES.app;
 const OWN_COOKIES: ReadonlySet<string> = new Set(Object.values(SESSION_COOKIES));
 export const JWKS_PATH = '/.well-known/jwks.json';
+export const OPENAPI_PATH = '/.meerkat/openapi.json';
 
 /** The gateway's own addresses on the data plane: the probes and the identity keys. */
 function ownRouter(gw: GatewayContext): Router<Principal> {
@@ -31,6 +33,22 @@ function ownRouter(gw: GatewayContext): Router<Principal> {
     const signer = gw.config.view.signer;
     if (!signer) throw new GatewayError('identity.unavailable', 'This node cannot unseal the identity signing key (its vault master key differs); no key is published.');
     return { body: signer.jwks(), headers: { 'cache-control': 'public, max-age=300' } };
+  });
+  // Not /api/openapi.json, which is an application's address here: the gateway's own addresses
+  // on the data plane live under /.meerkat and /.well-known.
+  let document: Record<string, unknown> | undefined;
+  own.add('GET', OPENAPI_PATH, {
+    summary: 'This document: the gateway\'s own addresses on the data plane', tags: ['meta'], auth: 'none',
+    responses: { 200: { description: 'OpenAPI 3.1 document' } },
+  }, () => {
+    document ??= buildOpenApi({
+      title: 'Meerkat data plane (the gateway\'s own addresses)',
+      version: gw.version,
+      description: 'What the gateway itself answers on the data plane: the probes, the application session and the identity keys. Every other address is a route\'s service.',
+      routes: own.routes as never,
+      sessionCookie: APP_COOKIE,
+    });
+    return { body: document };
   });
   return own;
 }
