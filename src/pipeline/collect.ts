@@ -70,6 +70,8 @@ export function collect(call: UpstreamCall, o: CollectOptions): Promise<Collecte
     const handler: LegacyHandler = {
       onConnect(abortFn) {
         abort = abortFn;
+        // Its deadline passed while it waited for a connection: the run is settled, nothing goes.
+        if (settled) abortFn(Object.assign(new Error('the call\'s deadline passed'), { [CUT]: true }));
       },
       onRequestSent() {
         if (sent) return;

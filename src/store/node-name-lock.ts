@@ -55,20 +55,20 @@ export async function holdNodeName(databaseUrl: string, name: string, log: Logge
     timer.unref();
   };
   const retake = async () => {
+    let next: pg.Client | undefined;
     try {
-      const next = await open(databaseUrl, name);
-      if (released) return void next.end().catch(() => {});
-      if (await take(next, name)) {
+      next = await open(databaseUrl, name);
+      if (!released && await take(next, name)) {
         client = next;
         watch(next);
         log.info('this node\'s name is held again', { node: name });
         return;
       }
-      await next.end().catch(() => {});
-      log.error('another gateway took this node\'s name while its connection was lost: two nodes now run under one name', { node: name });
+      if (!released) log.error('another gateway took this node\'s name while its connection was lost: two nodes now run under one name', { node: name });
     } catch (err) {
       log.warn('the connection holding this node\'s name cannot be opened yet', { node: name, error: (err as Error).message });
     }
+    await next?.end().catch(() => {});
     schedule();
   };
   watch(client);
