@@ -185,10 +185,13 @@ const disturbed = (cfg, r) => !!r.cpu && (r.cpu.other >= cfg.noisyPct || r.cpu.s
 export async function measure(cfg, names, TGT, { warmOf, upstreamPgid, maxSeconds, runSlot, before = async () => {}, after = async () => {} }) {
   await waitQuiet(cfg);
   for (const t of names) {
-    if (!warmOf(t)) continue;
-    log(`warm-up ${t}: ${warmOf(t)}s`);
+    // Asked once: a warmOf may answer differently the second time (bench/https warms a target
+    // fully once, briefly at each later load).
+    const seconds = warmOf(t);
+    if (!seconds) continue;
+    log(`warm-up ${t}: ${seconds}s`);
     await before(t);
-    await after(t, await runWrk(cfg, TGT[t], warmOf(t), 'warm', upstreamPgid), 'warm');
+    await after(t, await runWrk(cfg, TGT[t], seconds, 'warm', upstreamPgid), 'warm');
     await sleep(cfg.cooldown * 1000);
   }
   const runs = [];

@@ -95,7 +95,7 @@ export function warnings(runs, cfg) {
   const noisy = runs.filter((r) => r.noisy).length;
   const errs = runs.reduce((s, r) => s + r.sockErrors + r.non2xx, 0);
   out.push(noisy ? `WARNING: ${noisy} run(s) saw other processes or steal >= ${cfg.noisyPct}% of a core: treat those numbers with care`
-    : `no run saw other processes or steal >= ${cfg.noisyPct}% of a core`);
+    : `no run kept saw other processes or steal >= ${cfg.noisyPct}% of a core (a disturbed run is repeated, and the repeat kept)`);
   if (errs) out.push(`WARNING: ${errs} socket error(s) / non-2xx response(s) in total (see the per-run table)`);
   return out;
 }
