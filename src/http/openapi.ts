@@ -1,5 +1,5 @@
 import { ERRORS } from './errors.ts';
-import type { ApiRoute, ResponseDoc, Schema } from './router.ts';
+import type { ApiRoute, ResponseDoc, Router, Schema } from './router.ts';
 
 export const PROBLEM_SCHEMA: Schema = {
   type: 'object',
@@ -94,4 +94,21 @@ export function buildOpenApi(opts: {
       },
     },
   };
+}
+
+/**
+ * Serves the plane's document at `path` (`GET`, no credential), built from the router's table on
+ * the first request, once every route is registered.
+ */
+export function addOpenApiDocument<P>(router: Router<P>, path: string, summary: string, doc: {
+  title: string;
+  version: string;
+  description: string;
+  sessionCookie?: string;
+}): void {
+  let document: Record<string, unknown> | undefined;
+  router.add('GET', path, { summary, tags: ['meta'], auth: 'none', responses: { 200: { description: 'OpenAPI 3.1 document' } } }, () => {
+    document ??= buildOpenApi({ ...doc, routes: router.routes as never });
+    return { body: document };
+  });
 }

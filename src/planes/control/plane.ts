@@ -1,6 +1,6 @@
 import { GatewayError } from '../../http/errors.ts';
 import type { ExchangeHandler } from '../../http/exchange.ts';
-import { buildOpenApi } from '../../http/openapi.ts';
+import { addOpenApiDocument } from '../../http/openapi.ts';
 import { serveApi } from '../../http/respond.ts';
 import { addLogsApi } from './logs-api.ts';
 import { addMetricsApi } from './metrics-api.ts';
@@ -56,18 +56,10 @@ export function controlRouter(gw: GatewayContext): Router<Principal> {
   addTlsApi(router, gw);
   addTlsSettingsApi(router, gw);
   addAcmeApi(router, gw);
-  let document: Record<string, unknown> | undefined;
-  router.add('GET', '/api/openapi.json', {
-    summary: 'This document: the control plane\'s API', tags: ['meta'], auth: 'none',
-    responses: { 200: { description: 'OpenAPI 3.1 document' } },
-  }, () => {
-    document ??= buildOpenApi({
-      title: 'Meerkat control plane',
-      version: gw.version,
-      description: 'Operators\' console and admin API. Errors are application/problem+json with a stable code (docs/errors.md). The console itself (a single-page application, docs/console.md) is served at / and at each screen\'s address (/scheduler, /tls, /audit, /logs, /data-plane/metrics, /access); those addresses are pages, not part of this API.',
-      routes: router.routes as never,
-    });
-    return { body: document };
+  addOpenApiDocument(router, '/api/openapi.json', 'This document: the control plane\'s API', {
+    title: 'Meerkat control plane',
+    version: gw.version,
+    description: 'Operators\' console and admin API. Errors are application/problem+json with a stable code (docs/errors.md). The console itself (a single-page application, docs/console.md) is served at / and at each screen\'s address (/scheduler, /tls, /audit, /logs, /data-plane/metrics, /access); those addresses are pages, not part of this API.',
   });
   return router;
 }

@@ -2,7 +2,7 @@ import { GatewayError } from '../../http/errors.ts';
 import type { Exchange, ExchangeHandler } from '../../http/exchange.ts';
 import { serveApi } from '../../http/respond.ts';
 import { Router } from '../../http/router.ts';
-import { buildOpenApi } from '../../http/openapi.ts';
+import { addOpenApiDocument } from '../../http/openapi.ts';
 import { pass } from '../../pipeline/pass.ts';
 import { relay, relayTo, type UpstreamCall, type UpstreamPools } from '../../pipeline/upstream.ts';
 import type { GatewayContext } from '../context.ts';
@@ -36,19 +36,11 @@ function ownRouter(gw: GatewayContext): Router<Principal> {
   });
   // Not /api/openapi.json, which is an application's address here: the gateway's own addresses
   // on the data plane live under /.meerkat and /.well-known.
-  let document: Record<string, unknown> | undefined;
-  own.add('GET', OPENAPI_PATH, {
-    summary: 'This document: the gateway\'s own addresses on the data plane', tags: ['meta'], auth: 'none',
-    responses: { 200: { description: 'OpenAPI 3.1 document' } },
-  }, () => {
-    document ??= buildOpenApi({
-      title: 'Meerkat data plane (the gateway\'s own addresses)',
-      version: gw.version,
-      description: 'What the gateway itself answers on the data plane: the probes, the application session and the identity keys. Every other address is a route\'s service.',
-      routes: own.routes as never,
-      sessionCookie: APP_COOKIE,
-    });
-    return { body: document };
+  addOpenApiDocument(own, OPENAPI_PATH, 'This document: the gateway\'s own addresses on the data plane', {
+    title: 'Meerkat data plane (the gateway\'s own addresses)',
+    version: gw.version,
+    description: 'What the gateway itself answers on the data plane: the probes, the application session and the identity keys. Every other address is a route\'s service.',
+    sessionCookie: APP_COOKIE,
   });
   return own;
 }

@@ -1,6 +1,6 @@
 import { GatewayError } from '../../http/errors.ts';
 import type { Exchange, ExchangeHandler } from '../../http/exchange.ts';
-import { buildOpenApi } from '../../http/openapi.ts';
+import { addOpenApiDocument } from '../../http/openapi.ts';
 import { serveApi } from '../../http/respond.ts';
 import { notePrincipal, serveRecorded, type RecordedHandler } from '../recorded.ts';
 import type { RequestRecord } from '../../pipeline/request-record.ts';
@@ -34,18 +34,10 @@ export function internalRouter(gw: GatewayContext): Router<Principal> {
   const router = new Router<Principal>();
   addProbes(router, gw);
   addSchedulesApi(router, gw, 'internal');
-  let document: Record<string, unknown> | undefined;
-  router.add('GET', '/api/openapi.json', {
-    summary: 'This document: the internal plane\'s API', tags: ['meta'], auth: 'none',
-    responses: { 200: { description: 'OpenAPI 3.1 document' } },
-  }, () => {
-    document ??= buildOpenApi({
-      title: 'Meerkat internal plane',
-      version: gw.version,
-      description: 'Scheduling API for backend services. Tokens only (kind schedules); browser sessions are refused.',
-      routes: router.routes as never,
-    });
-    return { body: document };
+  addOpenApiDocument(router, '/api/openapi.json', 'This document: the internal plane\'s API', {
+    title: 'Meerkat internal plane',
+    version: gw.version,
+    description: 'Scheduling API for backend services. Tokens only (kind schedules); browser sessions are refused.',
   });
   return router;
 }
