@@ -40,9 +40,10 @@ export function buildOpenApi(opts: {
   version: string;
   description: string;
   routes: readonly ApiRoute<unknown>[];
-  /** The cookie a session rides in on this plane (`mk_session` on the console, `mk_app` on the data plane). */
-  sessionCookie?: string;
+  /** The session of this plane: its cookie and where it is opened (the console's by default). */
+  session?: { cookie: string; signIn: string };
 }): Record<string, unknown> {
+  const session = opts.session ?? { cookie: 'mk_session', signIn: 'POST /api/session' };
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of opts.routes) {
     const item = (paths[r.pattern] ??= {});
@@ -88,9 +89,7 @@ export function buildOpenApi(opts: {
       schemas: { Problem: PROBLEM_SCHEMA },
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'An opaque token: mk_ followed by 43 base64url characters.' },
-        session: opts.sessionCookie === undefined || opts.sessionCookie === 'mk_session'
-          ? { type: 'apiKey', in: 'cookie', name: 'mk_session', description: 'Console session from POST /api/session. Unsafe methods also need a matching Origin header.' }
-          : { type: 'apiKey', in: 'cookie', name: opts.sessionCookie, description: 'Application session from POST /.meerkat/session. Unsafe methods also need a matching Origin header.' },
+        session: { type: 'apiKey', in: 'cookie', name: session.cookie, description: `Session from ${session.signIn}. Unsafe methods also need a matching Origin header.` },
       },
     },
   };
@@ -104,7 +103,7 @@ export function addOpenApiDocument<P>(router: Router<P>, path: string, summary: 
   title: string;
   version: string;
   description: string;
-  sessionCookie?: string;
+  session?: { cookie: string; signIn: string };
 }): void {
   let document: Record<string, unknown> | undefined;
   router.add('GET', path, { summary, tags: ['meta'], auth: 'none', responses: { 200: { description: 'OpenAPI 3.1 document' } } }, () => {

@@ -54,18 +54,23 @@ export function collect(call: UpstreamCall, o: CollectOptions): Promise<Collecte
     const deadline = o.clock?.after(call.timeoutMs, () => {
       if (settled) return;
       if (status !== 0) finish(true);
-      else {
-        settled = true;
-        reject(failure(Object.assign(new Error('no answer before the call\'s deadline'), { code: 'UPSTREAM_HEADERS_TIMEOUT' }), call));
-      }
+      else fail(Object.assign(new Error('no answer before the call\'s deadline'), { code: 'UPSTREAM_HEADERS_TIMEOUT' }));
       abort?.(Object.assign(new Error('the call\'s deadline passed'), { [CUT]: true }));
     });
-    const finish = (cut: boolean) => {
-      if (settled) return;
+    /** Settles the call once, whichever of the answer, the error and the deadline comes first. */
+    const settle = (): boolean => {
+      if (settled) return false;
       settled = true;
       deadline?.cancel();
+      return true;
+    };
+    const finish = (cut: boolean) => {
+      if (!settle()) return;
       const text = Buffer.concat(chunks, Math.min(size, o.limit)).toString('utf8');
       resolve({ status, headers, text, cut });
+    };
+    const fail = (err: unknown) => {
+      if (settle()) reject(failure(err, call));
     };
     const handler: LegacyHandler = {
       onConnect(abortFn) {
@@ -107,10 +112,7 @@ export function collect(call: UpstreamCall, o: CollectOptions): Promise<Collecte
           finish(true);
           return;
         }
-        if (settled) return;
-        settled = true;
-        deadline?.cancel();
-        reject(failure(err, call));
+        fail(err);
       },
     };
     call.pools.get(call.origin).dispatch({

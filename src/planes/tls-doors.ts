@@ -36,6 +36,11 @@ export function followTlsDoors(opts: { view: TlsView; doors: Doors; settings: Se
   const { view, doors, settings, log } = opts;
   const loopbackOnly = new Set<TlsPlane>();
   let chain: Promise<void> = Promise.resolve();
+  /** Where a plane's plain door listens: as configured, or 127.0.0.1 while its HTTP is off. */
+  const plainHost = (plane: PlaneName, off: boolean): string => {
+    const configured = settings.listen[plane];
+    return off && !isLoopback(configured) ? '127.0.0.1' : configured.host;
+  };
 
   const once = async (): Promise<void> => {
     for (const tp of TLS_PLANES) {
@@ -51,12 +56,11 @@ export function followTlsDoors(opts: { view: TlsView; doors: Doors; settings: Se
         doors.closeHttps(plane);
       }
       const off = view.settings.httpOff.includes(tp);
-      const configured = settings.listen[plane];
       if (off !== loopbackOnly.has(tp) && doors.plain(plane)) {
         // A door configured on loopback already listens there only: nothing moves.
-        if (!isLoopback(configured)) {
+        if (!isLoopback(settings.listen[plane])) {
           try {
-            doors.rebindPlain(plane, off ? '127.0.0.1' : configured.host);
+            doors.rebindPlain(plane, plainHost(plane, off));
             log.info(off ? 'plain HTTP port now on 127.0.0.1 only' : 'plain HTTP port open again', { plane });
           } catch (err) {
             // Not marked as moved: the next change of the view tries again.
@@ -77,10 +81,9 @@ export function followTlsDoors(opts: { view: TlsView; doors: Doors; settings: Se
     openPlain: () => {
       for (const tp of TLS_PLANES) {
         const plane = PLANE_OF[tp];
-        const configured = settings.listen[plane];
         const off = view.settings.httpOff.includes(tp);
         if (off) loopbackOnly.add(tp);
-        doors.openPlain(plane, off && !isLoopback(configured) ? '127.0.0.1' : configured.host, configured.port);
+        doors.openPlain(plane, plainHost(plane, off), settings.listen[plane].port);
       }
     },
     prepare: async (planes) => {

@@ -240,8 +240,8 @@ export class ResponseParser {
       headers['content-length'] = values[0]!;
     }
     const codings = te === undefined ? undefined : (typeof te === 'string' ? te : te.join(',')).split(',').map((v) => v.trim().toLowerCase()).filter((v) => v !== '');
-    // Transfer-Encoding is hop-by-hop: the client is told none, so a coding the gateway would have
-    // to undo (gzip, chunked) would reach it as bytes nobody announced.
+    // Transfer-Encoding is hop-by-hop: the client is told none, so a coding other than the chunked
+    // framing the gateway reads (gzip) would reach it as bytes nobody announced.
     if (codings !== undefined && codings.some((c) => c !== 'chunked')) {
       throw new ProtocolError(`its Transfer-Encoding holds ${codings.filter((c) => c !== 'chunked').join(', ')}, a coding the gateway does not undo`);
     }
@@ -256,7 +256,8 @@ export class ResponseParser {
     if (te !== undefined) {
       // A length beside a coding is the classic smuggling pair: the coding wins and the connection ends with the answer.
       if (cl !== undefined) this.#reusable = false;
-      if (codings![codings!.length - 1] === 'chunked') {
+      // Every coding is chunked by now; an empty Transfer-Encoding frames nothing: read to the close.
+      if (codings!.length > 0) {
         this.#state = 'chunk-size';
       } else {
         this.#reusable = false;

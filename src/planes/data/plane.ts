@@ -40,7 +40,7 @@ function ownRouter(gw: GatewayContext): Router<Principal> {
     title: 'Meerkat data plane (the gateway\'s own addresses)',
     version: gw.version,
     description: 'What the gateway itself answers on the data plane: the probes, the application session and the identity keys. Every other address is a route\'s service.',
-    sessionCookie: APP_COOKIE,
+    session: { cookie: APP_COOKIE, signIn: 'POST /.meerkat/session' },
   });
   return own;
 }
