@@ -140,7 +140,7 @@ export function addSchedulesApi(router: Router<Principal>, gw: GatewayContext, p
     summary: 'List schedules', tags, auth,
     description: `Oldest first (createdAt, then id). Filters, all of which must hold: meta.<key>=<value>, meta.<key>=~<expression>, tenant (organisation), route. ${PAGING_DOC(SCHEDULES_PAGE)}`,
     query: { 'meta.<key>': '<value>, or ~<regular expression>: the schedule\'s metadata', tenant: 'an organisation id', route: 'a route id', limit: `1 to ${SCHEDULES_PAGE.max} (default ${SCHEDULES_PAGE.fallback})`, cursor: 'from the Link header of the page before' },
-    responses: { 200: { description: 'a JSON array of schedules; Link: <…>; rel="next" when more remain', schema: { type: 'array', items: SCHEDULE_DOC.schedule }, headers: { Link: '<the next page>; rel="next", when more remain: the only way to the next page' } }, 400: { description: 'a filter does not compile (filter.regex-invalid) or is unknown (filter.invalid); limit out of range (field.invalid); a cursor this list did not give (cursor.invalid)' } },
+    responses: { 200: { description: 'a JSON array of schedules; Link: <…>; rel="next" when more remain', schema: { type: 'array', items: SCHEDULE_DOC.schedule }, headers: { Link: '<the next page>; rel="next", when more remain: the only way to the next page' } }, 400: { description: 'a filter does not compile, or could backtrack without bound: a repeated group holding a repetition or an alternation, a back-reference, a look-around (filter.regex-invalid) or is unknown (filter.invalid); limit out of range (field.invalid); a cursor this list did not give (cursor.invalid)' } },
   }, async (ctx) => {
     const owner = ownerOf(ctx);
     const filters = parseFilters(ctx.query, ['limit', 'cursor']);
