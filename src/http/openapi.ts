@@ -15,6 +15,11 @@ export const PROBLEM_SCHEMA: Schema = {
   },
 };
 
+/** A parameter's schema: the route's own when it declares one, any string otherwise. */
+function schemaOf(r: ApiRoute<unknown>, name: string): Schema {
+  return r.doc.schemas?.[name] ?? { type: 'string' };
+}
+
 /**
  * The refusals every operation of its kind can give, whether or not its own table names them: a
  * generated client must know each status it may meet. Declared answers win.
@@ -48,11 +53,11 @@ export function buildOpenApi(opts: {
   for (const r of opts.routes) {
     const item = (paths[r.pattern] ??= {});
     const params: Array<Record<string, unknown>> = r.segments.filter((s) => s.startsWith('{')).map((s) => ({
-      name: s.slice(1, -1), in: 'path', required: true, schema: { type: 'string' },
+      name: s.slice(1, -1), in: 'path', required: true, schema: schemaOf(r, s.slice(1, -1)),
     }));
     for (const [name, description] of Object.entries(r.doc.query ?? {})) {
       if (name.includes('<')) continue;
-      params.push({ name, in: 'query', required: false, description, schema: { type: 'string' } });
+      params.push({ name, in: 'query', required: false, description, schema: schemaOf(r, name) });
     }
     const responses: Record<string, unknown> = {};
     for (const [status, resp] of Object.entries({ ...implied(r, params.length > 0), ...r.doc.responses })) {

@@ -20,6 +20,8 @@ export interface RouteDoc {
    * holding `<` (`meta.<key>`) is a family of names: told in the description, not declared.
    */
   readonly query?: Readonly<Record<string, string>>;
+  /** The schema of a path or query parameter that is narrower than any string (a whole number, one of a list). */
+  readonly schemas?: Readonly<Record<string, Schema>>;
   /** Status → description, and the answer: JSON of `schema`, or a body of media `type`; `headers` it carries. */
   readonly responses: Readonly<Record<string, ResponseDoc>>;
 }

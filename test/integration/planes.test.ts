@@ -130,6 +130,15 @@ test('the documents say what a generated client meets: refusals, headers, nullab
   assert.ok(control.paths['/api/audit/export'].get.responses['200'].content['text/csv']);
   assert.ok(control.paths['/api/settings/tls'].get.responses['200'].content['application/json'].schema.properties.doors);
   assert.ok(control.paths['/api/certificates'].post.requestBody.content['application/json'].schema.properties.names);
+  // Parameters narrower than a string say so: a generated client sends a number, or one of a list.
+  const param = (op: any, name: string) => op.parameters.find((p: any) => p.name === name).schema;
+  assert.deepEqual(param(control.paths['/api/settings/tls/ports/{plane}'].put, 'plane').enum, ['console', 'app', 'internal']);
+  assert.deepEqual(param(control.paths['/api/settings/tls/doors/{plane}'].put, 'plane').enum, ['console', 'app', 'internal']);
+  assert.deepEqual(param(control.paths['/api/logs'].get, 'limit'), { type: 'integer', minimum: 1, maximum: 5000 });
+  assert.equal(param(control.paths['/api/audit'].get, 'limit').type, 'integer');
+  assert.equal(param(internal.paths['/api/schedules'].get, 'limit').maximum, 1000);
+  assert.equal(param(internal.paths['/api/schedules/{id}/runs'].get, 'limit').default, 50);
+  assert.equal(param(internal.paths['/api/schedules/{id}'].get, 'id').type, 'string');
 });
 
 test('without the manual clock, /__clock does not exist', async () => {

@@ -121,6 +121,7 @@ export function addAuditApi(router: Router<Principal>, gw: GatewayContext): void
     summary: 'The audit trail, newest first, within the caller\'s perimeter', tags, auth: 'session',
     description: `${FILTER_DOC} Paged with limit (1-${AUDIT_LIMITS.max}, default ${AUDIT_LIMITS.fallback}) and cursor (the previous answer's next). Root reads everything; infra-admin the changes to routes, identity providers, certificates, settings and issue reports; app-admin the changes to accounts, roles, themes, languages, schedules, settings and issue reports, the security of application accounts and audited operations; an organisation's administrator the lines of their organisation, and those that moved something out of it. Console sign-ins and exports are root's alone.`,
     query: { ...FILTER_QUERY, limit: `1 to ${AUDIT_LIMITS.max} (default ${AUDIT_LIMITS.fallback})`, cursor: 'the previous page\'s next' },
+    schemas: { limit: { type: 'integer', minimum: 1, maximum: AUDIT_LIMITS.max, default: AUDIT_LIMITS.fallback } },
     responses: {
       200: { description: 'a page', schema: { type: 'object', properties: { events: { type: 'array', items: EVENT }, next: { type: ['string', 'null'], description: 'cursor of the next page; null on the last' } } } },
       400: { description: 'a filter or the cursor is refused (filter.invalid, cursor.invalid, field.invalid)' },

@@ -43,6 +43,11 @@ const LINE = {
 } as const;
 
 const QUERY_DOC = 'Query: level (debug, info, warn, error: that level and above), q (text looked for, case-insensitive, in the message and the attributes), limit (the newest lines, at most 5,000).';
+const LINE_SCHEMAS = {
+  level: { type: 'string', enum: LOG_LEVELS },
+  q: { type: 'string', minLength: 1, maxLength: 200 },
+  limit: { type: 'integer', minimum: 1, maximum: BUFFER_LINES },
+} as const;
 const LINE_QUERY = {
   level: 'debug, info, warn or error: lines of that level and above',
   q: 'text looked for, without regard to case, in the message and the attributes (1 to 200 characters)',
@@ -133,6 +138,7 @@ export function addLogsApi(router: Router<Principal>, gw: GatewayContext): void 
     summary: 'This node\'s last 5,000 operational log lines, newest last', tags: TAGS, auth: 'session',
     description: `${QUERY_DOC} The access log is not here; each node keeps its own lines (node says whose).`,
     query: LINE_QUERY,
+    schemas: LINE_SCHEMAS,
     responses: { 200: { description: '{node, lines}', schema: { type: 'object', properties: { node: { type: 'string' }, lines: { type: 'array', items: LINE } } } }, 400: { description: 'a bad filter (field.invalid, filter.invalid)' } },
   }, (ctx) => {
     requireCapability(ctx.principal, LOGS_CAPABILITY);
@@ -143,6 +149,7 @@ export function addLogsApi(router: Router<Principal>, gw: GatewayContext): void 
     summary: 'The same selection as GET /api/logs, as JSON Lines (.jsonl)', tags: TAGS, auth: 'session',
     description: `${QUERY_DOC} One line object per line, as GET /api/logs lists them.`,
     query: LINE_QUERY,
+    schemas: LINE_SCHEMAS,
     responses: { 200: { description: 'one JSON line a record', type: 'application/jsonl' }, 400: { description: 'a bad filter (field.invalid, filter.invalid)' } },
   }, (ctx) => {
     requireCapability(ctx.principal, LOGS_CAPABILITY);

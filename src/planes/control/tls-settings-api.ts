@@ -42,6 +42,8 @@ const SETTINGS_SCHEMA = {
   },
 } as const;
 
+const PLANE_PARAM = { plane: { type: 'string', enum: TLS_PLANES } } as const;
+
 function planeParam(raw: string | undefined): TlsPlane {
   if (!TLS_PLANES.includes(raw as TlsPlane)) throw invalidField('plane', 'The plane is console, app or internal.');
   return raw as TlsPlane;
@@ -90,6 +92,7 @@ export function addTlsSettingsApi(router: Router<Principal>, gw: GatewayContext)
 
   router.add('PUT', '/api/settings/tls/ports/{plane}', {
     summary: 'Switch a plane\'s plain HTTP port on or off (off: 127.0.0.1 only); audited tls.ports', tags: TAGS, auth: 'session',
+    schemas: PLANE_PARAM,
     body: { type: 'object', required: ['http'], properties: { http: { type: 'boolean' } } },
     responses: { 200: { description: 'switched; the settings', schema: SETTINGS_SCHEMA }, ...WRITE_REFUSALS, 409: { description: 'tls.nothing-to-present, tls.http-in-use' } },
   }, async (ctx) => {
@@ -107,6 +110,7 @@ export function addTlsSettingsApi(router: Router<Principal>, gw: GatewayContext)
 
   router.add('PUT', '/api/settings/tls/doors/{plane}', {
     summary: 'Who serves the plane\'s public names: the gateway, or a proxy in front; audited tls.door', tags: TAGS, auth: 'session',
+    schemas: PLANE_PARAM,
     description: 'names: one host name each (no scheme, port, path, IP address or wildcard), a name belongs to one plane; served by the gateway, each needs a certificate placed on the plane. proxyAddresses: CIDR ranges or addresses whose X-Forwarded-For and X-Forwarded-Proto are believed (empty: loopback and private ranges). The first application name makes the issuer of every signed identity (https://<name>).',
     body: {
       type: 'object', required: ['proxied'],

@@ -26,6 +26,7 @@ type Ctx = RequestContext<Principal>;
 /** The console lists every schedule of a deployment: a generous page keeps that to few calls. */
 const SCHEDULES_PAGE = { max: 1000, fallback: 500 };
 const RUNS_PAGE = { max: 500, fallback: 50 };
+const pageLimit = (page: { max: number; fallback: number }) => ({ type: 'integer', minimum: 1, maximum: page.max, default: page.fallback }) as const;
 /** A schedule's place in the list: createdAt (epoch ms), then id. */
 const SCHEDULES_CURSOR = cursorCodec('schedules', ['integer', 'string']);
 /** A run record's history id. */
@@ -140,6 +141,7 @@ export function addSchedulesApi(router: Router<Principal>, gw: GatewayContext, p
     summary: 'List schedules', tags, auth,
     description: `Oldest first (createdAt, then id). Filters, all of which must hold: meta.<key>=<value>, meta.<key>=~<expression>, tenant (organisation), route. ${PAGING_DOC(SCHEDULES_PAGE)}`,
     query: { 'meta.<key>': '<value>, or ~<regular expression>: the schedule\'s metadata', tenant: 'an organisation id', route: 'a route id', limit: `1 to ${SCHEDULES_PAGE.max} (default ${SCHEDULES_PAGE.fallback})`, cursor: 'from the Link header of the page before' },
+    schemas: { limit: pageLimit(SCHEDULES_PAGE) },
     responses: { 200: { description: 'a JSON array of schedules; Link: <…>; rel="next" when more remain', schema: { type: 'array', items: SCHEDULE_DOC.schedule }, headers: { Link: '<the next page>; rel="next", when more remain: the only way to the next page' } }, 400: { description: 'a filter does not compile, or could backtrack without bound: a repeated group holding a repetition or an alternation, a back-reference, a look-around (filter.regex-invalid) or is unknown (filter.invalid); limit out of range (field.invalid); a cursor this list did not give (cursor.invalid)' } },
   }, async (ctx) => {
     const owner = ownerOf(ctx);
@@ -222,6 +224,7 @@ export function addSchedulesApi(router: Router<Principal>, gw: GatewayContext, p
     summary: 'Run history, newest first', tags, auth,
     description: PAGING_DOC(RUNS_PAGE),
     query: { limit: `1 to ${RUNS_PAGE.max} (default ${RUNS_PAGE.fallback})`, cursor: 'from the Link header of the page before' },
+    schemas: { limit: pageLimit(RUNS_PAGE) },
     responses: { 200: { description: 'a JSON array of run records; Link: <…>; rel="next" when more remain', schema: { type: 'array', items: RUN_DOC }, headers: { Link: '<the next page>; rel="next", when more remain: the only way to the next page' } }, 400: { description: 'limit out of range (field.invalid), or a cursor this list did not give (cursor.invalid)' }, 404: { description: 'no such schedule' } },
   }, async (ctx) => {
     const owner = ownerOf(ctx);
