@@ -34,9 +34,15 @@ test('identifier-like segments fold on sight; words do not', () => {
     '42', '-7', '0042', '550e8400-e29b-41d4-a716-446655440000', '5f3a9c1e', '0x5f3a9c1e77', '01ARZ3NDEKTSV4RRFFQ69G5FAV',
     'AbCdEf0123456789xyz', 'sk_live_4eC39HqLyjWDarjtT1zdp7dc', 'alice@example.com', 'bob%40example.com', '10.0.0.1',
     '10.0.0.1:8080', '2001:db8::1', '[::1]', 'fe80::1%25eth0', 'caf%C3%A9', '2025-01-31', 'x'.repeat(41), '{id}', '{name}',
+    // An address, a number or a key inside a longer segment.
+    '10.0.0.1.json', 'ip-10-0-0-1', '127.0.0.1.nip.io', '0x7f.0.0.1', 'host_192_168_0_7', 'tel:+33612345678', 'mailto:bob',
+    'order-12345', 'v20231201', 'eyJhbGciOiJub25lIn0.eyJzdWIiOiJhIn0.', 'eyJzdWIiOiJhIn0', 'AbCdEf0123456789xyz.json',
   ];
   for (const s of ids) assert.equal(isIdentifier(s), true, s);
-  const words = ['orders', 'v1', 'v2.1', 'deadbeef', 'me', 'api', 'internationalization', 'user-profile', 'search', 'a:b', 'x'.repeat(40)];
+  const words = [
+    'orders', 'v1', 'v2.1', 'deadbeef', 'me', 'api', 'internationalization', 'user-profile', 'search', 'a:b', 'x'.repeat(40),
+    'v1.2.3', 'report.pdf', 'es2015', 'sha256', 'things:batchGet', 'utf-8', 'page-2',
+  ];
   for (const s of words) assert.equal(isIdentifier(s), false, s);
 });
 
@@ -63,6 +69,24 @@ test('e-mail and IP addresses are never labels, even the first one at a position
     const n = r.name('GET', `/people/${who}/profile`, T0);
     assert.equal(n.template, 'GET /people/{id}/profile');
   }
+});
+
+test('an attacker\'s paths: addresses, numbers and keys inside a segment or behind matrix parameters are never labels', () => {
+  const sent: Array<[path: string, template: string]> = [
+    ['/a/127.0.0.1;v=1', 'GET /a/{id}'],
+    ['/b/10.0.0.1;', 'GET /b/{id}'],
+    ['/c/10.0.0.1.json', 'GET /c/{id}'],
+    ['/d/0x7f.0.0.1', 'GET /d/{id}'],
+    ['/e/127.0.0.1.nip.io', 'GET /e/{id}'],
+    ['/f/ip-10-0-0-1', 'GET /f/{id}'],
+    ['/g/tel:+33612345678', 'GET /g/{id}'],
+    ['/h/eyJhbGciOiJub25lIn0.eyJzdWIiOiJhIn0.', 'GET /h/{id}'],
+    // Matrix parameters are values, left out as the query is; what they followed is judged alone.
+    ['/i/orders;jsessionid=ABC123DEF', 'GET /i/orders'],
+    ['/users;v=2/alice', 'GET /users/{id}'],
+    ['/users;name=alice', 'GET /users'],
+  ];
+  for (const [path, template] of sent) assert.equal(new RouteEndpoints().name('GET', path, T0).template, template, path);
 });
 
 test(`the ${FOLD_AT + 1}th distinct literal at a position folds it, and renames the labels kept so far`, () => {
@@ -254,6 +278,15 @@ test('a sweep frees the nodes of the labels it forgets: after a flood of paths, 
   assert.equal(r.name('GET', '/orders', later).template, 'GET /orders');
   assert.equal(r.name('GET', '/orders/42', later).template, 'GET /orders/{id}');
   assert.equal(r.name('GET', '/alpha/alpha/alpha/alpha/alpha/alpha/alpha', later).template, 'GET /alpha/alpha/alpha/alpha/alpha/alpha/alpha');
+});
+
+test('a fold outlives the labels under it: after a quiet hour the next name is still {id}', () => {
+  const r = new RouteEndpoints();
+  for (const u of ['bob', 'carol', 'dave', 'erin']) r.name('GET', `/people/${u}`, T0);
+  assert.equal(r.name('GET', '/people/frank', T0).template, 'GET /people/{id}');
+  r.sweep(T0 + LABEL_TTL_MS + 1);
+  assert.equal(r.size, 0, 'every label was swept');
+  assert.equal(r.name('GET', '/people/eve', T0 + LABEL_TTL_MS + 2).template, 'GET /people/{id}');
 });
 
 test('a sweep keeps the folds: a position folded stays {id} for the labels that remain and the paths that come', () => {

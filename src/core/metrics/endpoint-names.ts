@@ -6,7 +6,8 @@
  *
  * Deduction works in two steps. First each segment that looks like an identifier (segments.ts:
  * numbers, UUIDs, hex, ULIDs, long tokens, e-mails, IP addresses, anything percent-encoded or
- * longer than 40 characters) becomes `{id}` on sight. Then a cardinality fold: a trie of the
+ * longer than 40 characters, an address or a long number among other text) becomes `{id}` on
+ * sight; a segment's matrix parameters (`;v=2`) are left out as the query is. Then a cardinality fold: a trie of the
  * route's deduced paths remembers, under each parent, at most FOLD_AT distinct literal segments;
  * the next distinct one folds that position into `{id}` for good, its literals are forgotten,
  * and the labels already issued under them are renamed so their statistics merge
@@ -26,12 +27,13 @@
  * shares OTHER. The trie holds at most FOLD_AT literals a position and NODE_CAP nodes; a path
  * deeper than MAX_DEPTH segments, with a method outside the standard ones, or needing a node
  * past the cap is named OTHER. A label unused for LABEL_TTL_MS leaves the budget on `sweep`,
- * once the ring no longer holds anything under it, and the trie's nodes only it used go too.
+ * once the ring no longer holds anything under it, and the trie's nodes only it used go too;
+ * those leading to a folded position stay, so a fold is for good.
  */
 import type { TemplateIndex, Templated } from '../routes/template-index.ts';
 import { splitPath } from '../routes/template-index.ts';
 import { endpointLabel } from '../routes/endpoints.ts';
-import { ID, isCollectionWord, isIdentifier } from './segments.ts';
+import { ID, isCollectionWord, isIdentifier, withoutParameters } from './segments.ts';
 
 /** Distinct literals a position keeps; one more folds it into `{id}`. */
 export const FOLD_AT = 3;
@@ -97,7 +99,7 @@ export class RouteEndpoints {
     // under a declared `GET /users/{name}` is `POST /users/{name}`): deduced, since the method is not.
     const shaped = this.#declaredShape(path);
     if (shaped !== null) return this.#issue(`${method} ${shaped}`, true, at, null);
-    const segments = splitPath(path);
+    const segments = splitPath(path).map(withoutParameters);
     if (segments.length > MAX_DEPTH) return bucket;
     this.#folded = false;
     const shape = this.#insert(segments);
@@ -132,9 +134,14 @@ export class RouteEndpoints {
     if (swept) this.#prune();
   }
 
-  /** Keeps the nodes on the path of a deduced label still issued; recounts the trie. */
+  /**
+   * Keeps the nodes on the path of a deduced label still issued, and those on the way to a folded
+   * position (a fold is for good: a quiet hour must not give the next names a literal window
+   * again); recounts the trie.
+   */
   #prune(): void {
     const kept = new Set<Node>([this.#root]);
+    keepFolds(this.#root, kept);
     for (const [label, l] of this.#labels) {
       if (!l.deduced) continue;
       let node: Node | null | undefined = this.#root;
@@ -249,6 +256,15 @@ export class RouteEndpoints {
 }
 
 const bucket: EndpointName = { template: OTHER, deduced: true, renamed: null };
+
+/** Adds to `kept` each node on the way to a folded position below `node`; true when there is one. */
+function keepFolds(node: Node, kept: Set<Node>): boolean {
+  let holds = node.literals === null;
+  if (node.literals !== null) for (const child of node.literals.values()) if (keepFolds(child, kept)) holds = true;
+  if (node.id !== null && keepFolds(node.id, kept)) holds = true;
+  if (holds) kept.add(node);
+  return holds;
+}
 
 /** Drops the children of `node` not in `kept`; the nodes left in its subtree, itself included. */
 function cut(node: Node, kept: ReadonlySet<Node>): number {

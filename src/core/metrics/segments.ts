@@ -23,6 +23,17 @@ const ULID = /^[0-7][0-9a-hjkmnp-tv-z]{25}$/i;
 const TOKEN = /^(?=[\w-]*[a-z])(?=[\w-]*\d)[\w-]{16,}$/i;
 /** Digits and separators only: dates, times, dotted numbers, an IPv4 address with its port. */
 const NUMERIC = /^(?=.*\d)[\d.:,_+-]+$/;
+/**
+ * An IPv4 address anywhere in a segment, its octets decimal or hex, separated by dots, dashes or
+ * underscores: `10.0.0.1.json`, `ip-10-0-0-1`, `127.0.0.1.nip.io`, `0x7f.0.0.1`.
+ */
+const IPV4_INSIDE = /(?:^|[^0-9a-z])(?:(?:0x[0-9a-f]{1,2}|\d{1,3})[._-]){3}(?:0x[0-9a-f]{1,2}|\d{1,3})(?![0-9a-z])/i;
+/** Five digits in a row anywhere: a phone number, an account, a postcode, a date run together. */
+const DIGIT_RUN = /\d{5}/;
+/** A URI of a scheme that names a person or a place (`tel:+33…`, `mailto:…`), or a link. */
+const URI = /^(?:tel|mailto|sms|sip|sips|callto|fax|skype|xmpp|geo|urn|https?|ftp|file|data):/i;
+/** Base64 of a JSON object: a JWT, or a token carrying one. */
+const JSON_BASE64 = /^eyJ/;
 
 /**
  * A word that names a collection the way REST paths do (`users`, `orders`, `accounts`): a plural,
@@ -43,7 +54,22 @@ export function isIdentifier(segment: string): boolean {
   // read as a template variable; two colons or more is IPv6 or a URN.
   if (/[%@{}]/.test(segment) || segment.indexOf(':') !== segment.lastIndexOf(':')) return true;
   if (INTEGER.test(segment) || NUMERIC.test(segment)) return true;
-  if (UUID.test(segment) || HEX.test(segment) || ULID.test(segment) || TOKEN.test(segment)) return true;
+  if (isKey(segment) || IPV4_INSIDE.test(segment) || DIGIT_RUN.test(segment) || URI.test(segment) || JSON_BASE64.test(segment)) return true;
+  // A key among dotted parts (a JWT's, `<token>.json`).
+  if (segment.includes('.') && segment.split('.').some(isKey)) return true;
   const bare = segment.startsWith('[') && segment.endsWith(']') ? segment.slice(1, -1) : segment;
   return isIP(bare) !== 0;
+}
+
+function isKey(s: string): boolean {
+  return UUID.test(s) || HEX.test(s) || ULID.test(s) || TOKEN.test(s);
+}
+
+/**
+ * A segment without its parameters (`users;v=2` is `users`, `alice;jsessionid=…` is `alice`):
+ * matrix parameters are values a caller sends, left out of a label as the query string is.
+ */
+export function withoutParameters(segment: string): string {
+  const semi = segment.indexOf(';');
+  return semi === -1 ? segment : segment.slice(0, semi);
 }

@@ -70,7 +70,7 @@ export function addMetricsApi(router: Router<Principal>, gw: GatewayContext): vo
   router.add('GET', '/api/metrics/routes/{id}', {
     summary: 'A route\'s endpoints over the last minute, with one history point a minute for seventy minutes', tags: TAGS, auth: 'session',
     description: 'Each endpoint is a template (GET /orders/{id}): declared by the route (its OpenAPI document, its endpoint rules) or deduced from the paths seen (deduced: true; identifiers folded into {id}; at most 200 per route, the rest in "(other)"). Each call is counted by the node that answered it and every node lists the cluster\'s sum (nodes: how many); a history point several nodes had adds their counts and shows the largest of their p95.',
-    responses: { 400: { description: 'a bad route id (field.invalid), or a query parameter (filter.invalid)' }, 401: { description: 'not signed in' }, 403: { description: 'neither gateway-admin nor root' }, 404: { description: 'no route has this id, and none answered under it in the last minute' }, 200: { description: 'the route\'s endpoints', schema: ROUTE_ENDPOINTS } },
+    responses: { 400: { description: 'a bad route id (field.invalid), or a query parameter (filter.invalid)' }, 401: { description: 'not signed in' }, 403: { description: 'neither gateway-admin nor root' }, 404: { description: 'no route has this id, and nothing was counted under it in the last seventy minutes (a removed route keeps its history until then)' }, 200: { description: 'the route\'s endpoints', schema: ROUTE_ENDPOINTS } },
   }, async (ctx) => {
     requireCapability(ctx.principal, METRICS_CAPABILITY);
     refuseQuery(ctx.ex.query, 'GET /api/metrics/routes/{id}');
