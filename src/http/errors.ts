@@ -15,6 +15,7 @@ export const ERRORS = {
   'method-not-allowed': { status: 405, title: 'Method not allowed', detail: 'This address does not accept this method.' },
   'console.not-built': { status: 503, title: 'Console not built', detail: 'The console\'s files are not built on this node: run npm run build, then start the gateway again.' },
   'upgrade-required': { status: 426, title: 'Upgrade required', detail: 'This address is a WebSocket: open it with an upgrade request.' },
+  'websocket.handshake': { status: 400, title: 'Malformed WebSocket handshake', detail: 'The upgrade request is not a WebSocket opening handshake (RFC 6455): it needs Connection: Upgrade, a Sec-WebSocket-Key of 16 bytes in base64, and no body.' },
   'request.invalid': { status: 400, title: 'Request cannot be forwarded', detail: 'The request holds what HTTP/1.1 cannot carry to the service: a method that is not a token, or a header with a control character or a character outside Latin-1.' },
   'path.invalid': { status: 400, title: 'Invalid path', detail: 'The request path is not valid percent-encoded text, or holds what services read in more than one way: a "." or ".." segment, a backslash, a "#" or %00.' },
   'body.invalid-json': { status: 400, title: 'Invalid JSON', detail: 'The request body is not valid JSON.' },

@@ -21,6 +21,8 @@ export function sendProblem(ex: Exchange, err: GatewayError, headers: OutgoingHe
   const extra: Record<string, string | readonly string[]> = { ...headers };
   const retry = err.extra?.retryAfter;
   if (typeof retry === 'number') extra['retry-after'] = String(retry);
+  // What to upgrade to, and the one version of the WebSocket protocol spoken (RFC 6455 4.4).
+  if (err.code === 'upgrade-required') Object.assign(extra, { upgrade: 'websocket', 'sec-websocket-version': '13' });
   ex.send(err.status, {
     ...API_HEADERS,
     'content-type': 'application/problem+json; charset=utf-8',

@@ -3,6 +3,7 @@
  * socket; the door (uws-door.ts) does the upgrade, the pings, the buffering limit and the close.
  */
 import type { Exchange, RequestHead } from './exchange.ts';
+import { GatewayError } from './errors.ts';
 
 /** Close codes the gateway uses (RFC 6455 7.4.1); docs/live.md says what a client does with each. */
 export const CLOSE = {
@@ -117,6 +118,36 @@ export interface SocketRoute {
   readonly idleTimeoutS?: number;
   /** A session callback threw: the door closed the socket with 1011 and tells the route here. */
   onError(err: unknown): void;
+}
+
+/**
+ * The opening handshake's own rules (RFC 6455 4.2.1), checked by both doors before the route
+ * decides: uWS upgrades whatever reaches a socket route, so a request that asks for another
+ * protocol, or speaks another version, or carries a body, is refused here with a reason.
+ */
+export function handshakeRefusal(req: SocketRequest): GatewayError | null {
+  const h = req.headers;
+  if (!hasToken(h.upgrade, 'websocket')) {
+    return new GatewayError('upgrade-required', `${req.path} is a WebSocket: the upgrade request must ask for Upgrade: websocket.`);
+  }
+  const version = (h['sec-websocket-version'] ?? '').trim();
+  if (version !== '13') {
+    return new GatewayError('upgrade-required', `This WebSocket speaks version 13 of the protocol (RFC 6455); the request asked for ${version === '' ? 'none' : `"${version.slice(0, 20)}"`}.`);
+  }
+  if (!hasToken(h.connection, 'upgrade')) return new GatewayError('websocket.handshake', 'The upgrade request needs Connection: Upgrade.');
+  const key = (h['sec-websocket-key'] ?? '').trim();
+  if (!/^[A-Za-z0-9+/]{22}==$/.test(key)) return new GatewayError('websocket.handshake', 'Sec-WebSocket-Key must be 16 bytes in base64 (24 characters).');
+  const length = h['content-length'];
+  if (h['transfer-encoding'] !== undefined || (length !== undefined && length.trim() !== '0')) {
+    return new GatewayError('websocket.handshake', 'An upgrade request carries no body.');
+  }
+  return null;
+}
+
+/** Whether a comma-separated header holds `token`, without regard to case. */
+function hasToken(value: string | undefined, token: string): boolean {
+  if (value === undefined) return false;
+  return value.split(',').some((t) => t.trim().toLowerCase() === token);
 }
 
 /**

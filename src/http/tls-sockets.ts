@@ -12,7 +12,7 @@ import type { Exchange } from './exchange.ts';
 import { statusLine } from './answer-rules.ts';
 import { sendProblem } from './respond.ts';
 import {
-  Backlog, CLOSE, closeReason, guarded, headExchange, SOCKET_BACKPRESSURE, SOCKET_IDLE_S, SOCKET_MAX_PAYLOAD,
+  Backlog, CLOSE, closeReason, guarded, handshakeRefusal, headExchange, SOCKET_BACKPRESSURE, SOCKET_IDLE_S, SOCKET_MAX_PAYLOAD,
   type Socket, type SocketRequest, type SocketRoute,
 } from './socket.ts';
 import type { DoorOptions } from './uws-door.ts';
@@ -87,7 +87,10 @@ export function serveTlsSockets(server: Server, opts: DoorOptions, door: { begin
     const finish = door.begin();
     let gone = false;
     raw.on('close', () => { gone = true; finish(); });
-    const decided = door.draining() ? Promise.reject(new GatewayError('draining')) : Promise.resolve().then(() => route.accept(request));
+    const malformed = handshakeRefusal(request);
+    const decided = malformed !== null
+      ? Promise.reject(malformed)
+      : door.draining() ? Promise.reject(new GatewayError('draining')) : Promise.resolve().then(() => route.accept(request));
     decided.then((session) => {
       if (gone) return;
       if (door.draining()) throw new GatewayError('draining');

@@ -16,7 +16,7 @@ import type { Exchange, ExchangeHandler } from './exchange.ts';
 import { readHeaders, UwsExchange, writeHeaders } from './uws-exchange.ts';
 import { sendProblem } from './respond.ts';
 import {
-  Backlog, CLOSE, closeReason, guarded, headExchange, SOCKET_BACKPRESSURE, SOCKET_IDLE_S, SOCKET_MAX_PAYLOAD, UWS_BACKPRESSURE_CEILING,
+  Backlog, CLOSE, closeReason, guarded, handshakeRefusal, headExchange, SOCKET_BACKPRESSURE, SOCKET_IDLE_S, SOCKET_MAX_PAYLOAD, UWS_BACKPRESSURE_CEILING,
   type Socket, type SocketRequest, type SocketRoute, type SocketSession,
 } from './socket.ts';
 
@@ -181,9 +181,12 @@ function addSocketRoutes(app: uWS.TemplatedApp, opts: DoorOptions, door: {
           finish();
         };
 
-        const decided = door.draining()
-          ? Promise.reject(new GatewayError('draining'))
-          : Promise.resolve().then(() => route.accept(request));
+        const malformed = handshakeRefusal(request);
+        const decided = malformed !== null
+          ? Promise.reject(malformed)
+          : door.draining()
+            ? Promise.reject(new GatewayError('draining'))
+            : Promise.resolve().then(() => route.accept(request));
         decided.then((session) => {
           if (aborted) return;
           if (door.draining()) {

@@ -129,6 +129,32 @@ test('refusals: anonymous, no capability, no Origin, unknown filter, a plain GET
   assert.match(ended.reason, /^credentials no longer valid/);
 });
 
+test('the opening handshake is checked before anything else: another protocol or version, no Connection: Upgrade, a bad key, a body', async () => {
+  const port = Number(new URL(control).port);
+  const cookie = root.headers.cookie!;
+  const handshake = (lines: Record<string, string>, body = '') => rawRequest(port, `GET /api/schedules/live HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n`
+    + Object.entries({ cookie, origin: control, ...lines }).map(([k, v]) => `${k}: ${v}\r\n`).join('') + `\r\n${body}`, 2000);
+  const good = { upgrade: 'websocket', connection: 'Upgrade', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', 'sec-websocket-version': '13' };
+  const h2c = await handshake({ ...good, upgrade: 'h2c' });
+  assertProblem(h2c, 426, 'upgrade-required');
+  assert.match(h2c.head, /^upgrade: websocket$/im);
+  const v8 = await handshake({ ...good, 'sec-websocket-version': '8' });
+  assertProblem(v8, 426, 'upgrade-required');
+  assert.match(v8.head, /^sec-websocket-version: 13$/im, 'the version spoken here');
+  assertProblem(await handshake({ ...good, connection: 'keep-alive' }), 400, 'websocket.handshake');
+  const { connection: _c, ...noConnection } = good;
+  assertProblem(await handshake(noConnection), 400, 'websocket.handshake');
+  // A key that is not 24 characters: the plain door's server does not take it for an upgrade at
+  // all, so it is the plain request's 426; the HTTPS doors' server hands it over, and it is a 400.
+  const badKey = await handshake({ ...good, 'sec-websocket-key': 'abc' });
+  assert.ok(badKey.status === 426 || badKey.status === 400, badKey.head);
+  assert.doesNotMatch(badKey.head, /sec-websocket-accept/i);
+  assertProblem(await handshake({ ...good, 'content-length': '5' }, 'hello'), 400, 'websocket.handshake');
+  // The same request, well formed, opens the feed.
+  const feed = await openFeed();
+  feed.close();
+});
+
 test('root sees hello, schedule changes, a turn starting and finishing, and a delete', async () => {
   up.handle(undefined);
   const s1 = await schedule({ every: 'PT10M', path: '/billing/close?day=today' });

@@ -53,16 +53,16 @@ async function importLeaf(file: string, san: string): Promise<{ id: string; fing
 }
 
 /** The answer to an upgrade: the first message, or the refusal's status and body. */
-function openFeed(port: number, headers: Record<string, string>): Promise<{ ws: WebSocket; first: Record<string, unknown> } | { status: number; type: string; body: string }> {
+function openFeed(port: number, headers: Record<string, string>, protocolVersion = 13): Promise<{ ws: WebSocket; first: Record<string, unknown> } | { status: number; type: string; body: string; version?: string }> {
   return new Promise((resolve, reject) => {
     // ws hands its options to tls.connect, the server name included (its types leave it out).
-    const options: WebSocket.ClientOptions & { servername: string } = { headers, ca, servername: 'console.example.test' };
+    const options: WebSocket.ClientOptions & { servername: string } = { headers, ca, servername: 'console.example.test', protocolVersion };
     const ws = new WebSocket(`wss://127.0.0.1:${port}/api/schedules/live`, options);
     ws.once('message', (data) => resolve({ ws, first: JSON.parse(String(data)) as Record<string, unknown> }));
     ws.once('unexpected-response', (_req, res) => {
       let body = '';
       res.on('data', (c: Buffer) => { body += c.toString('utf8'); });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), body }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), body, version: res.headers['sec-websocket-version'] as string | undefined }));
     });
     ws.once('error', reject);
   });
@@ -114,6 +114,11 @@ test('the live feed works over wss through the console\'s HTTPS door; without a 
   assert.equal(refused.status, 401, refused.body);
   assert.match(refused.type, /application\/problem\+json/);
   assert.equal(JSON.parse(refused.body).code, 'unauthenticated');
+
+  // Another version of the protocol is told the one spoken, before any credential is looked at.
+  const older = await openFeed(consolePort, { cookie, origin }, 8);
+  assert.ok('status' in older, 'refused');
+  assert.deepEqual([older.status, JSON.parse(older.body).code, older.version], [426, 'upgrade-required', '13']);
 });
 
 test('a second node opens its HTTPS door from a placement made through the first; one with another vault key says it cannot unseal', cluster, async () => {

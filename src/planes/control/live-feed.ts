@@ -49,11 +49,11 @@ export function liveFeed(f: FeedText): LiveFeedDoc {
     ].join(' '),
     responses: {
       101: { description: 'switching to the WebSocket protocol' },
-      400: { description: f.badFilter },
+      400: { description: `not an opening handshake of RFC 6455 (websocket.handshake), or ${f.badFilter}` },
       401: { description: 'no valid session or token' },
       403: { description: `neither ${f.capability} nor root (capability), or a session without the console's Origin (origin-mismatch)` },
       429: { description: 'the session or token holds 20 live feeds open on this node already (live.too-many)' },
-      426: { description: 'a request that is not a WebSocket upgrade (upgrade-required)' },
+      426: { description: 'a request that is not a WebSocket upgrade, or one of another version than 13 (upgrade-required)', headers: { Upgrade: 'websocket', 'Sec-WebSocket-Version': '13' } },
     },
   };
   return { path: f.path, doc, capability: f.capability };
@@ -156,7 +156,7 @@ function counted(gw: GatewayContext, principal: Principal, session: SocketSessio
 export function addLiveRoute(router: Router<Principal>, feed: LiveFeedDoc): void {
   router.add('GET', feed.path, feed.doc, (ctx) => {
     requireCapability(ctx.principal, feed.capability);
-    sendProblem(ctx.ex, new GatewayError('upgrade-required', `${feed.path} is a WebSocket: open it with a WebSocket client (an upgrade request), not a plain request.`), { upgrade: 'websocket' });
+    sendProblem(ctx.ex, new GatewayError('upgrade-required', `${feed.path} is a WebSocket: open it with a WebSocket client (an upgrade request), not a plain request.`));
     return {};
   });
 }
