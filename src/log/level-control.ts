@@ -1,8 +1,10 @@
 /**
  * The operational level at run time (spec 1.4 rule 3). A level set in the console travels as a
- * dated change through the change bus and applies at once on every node; a node applies only a
- * change made after it started, so a restart returns to GATEWAY_LOG_LEVEL. A level more
- * talkative than the node's startup level reverts after 30 minutes on the gateway's clock.
+ * dated change through the change bus and applies at once on every node. A node leaves aside the
+ * change it found stored when it started (a restart returns to GATEWAY_LOG_LEVEL) and applies
+ * every later one, whatever its date says: the date is the clock of the node that made the change,
+ * and a node whose clock is behind this one's still makes a change after it. A level more
+ * talkative than the node's startup level reverts 30 minutes after that date.
  */
 import type { Clock, Timer } from '../clock/clock.ts';
 import type { LogLevel } from '../settings/settings.ts';
@@ -27,6 +29,8 @@ export interface LevelState {
 
 export class LevelControl {
   #applied: LevelChange | null = null;
+  /** The change the first snapshot carried (undefined until it came): made before this node started. */
+  #found: LevelChange | null | undefined = undefined;
   #revertsAt: number | null = null;
   #timer: Timer | null = null;
 
@@ -40,7 +44,10 @@ export class LevelControl {
 
   /** Follows the change the snapshot carries (null: none); the same change again does nothing. */
   apply(change: LevelChange | null): void {
-    const current = change !== null && change.at >= this.startedAt ? change : null;
+    if (this.#found === undefined) this.#found = change;
+    // The change found at start is left aside, unless this node's own clock dates it after its
+    // start (made while the node was booting).
+    const current = change !== null && !(same(change, this.#found) && change.at < this.startedAt) ? change : null;
     if (same(current, this.#applied)) return;
     this.#applied = current;
     this.#cancel();
@@ -59,18 +66,29 @@ export class LevelControl {
       this.#timer = this.clock.after(left, () => {
         this.#timer = null;
         this.#revertsAt = null;
+        // Said before the move, under the more talkative level in force.
+        this.#say(this.hub.level, 'the operational log level returned to its startup level', { to: this.startup, after: '30 minutes' });
         this.#set(this.startup);
-        this.log.info('the operational log level returned to its startup level', { to: this.startup, after: '30 minutes' });
       });
     }
     // Said under the more talkative of the two levels: before the move when it turns the level
-    // down (so that is recorded, and by whom), after it when it turns the level up (a line at info
-    // said under warn would be dropped). `to`, not `level`: a JSON line has a level of its own.
+    // down (so that is recorded, and by whom), after it when it turns the level up. `to`, not
+    // `level`: a JSON line has a level of its own.
     const said = { to: current.level, by: current.by, revertsAt: this.#revertsAt === null ? null : new Date(this.#revertsAt).toISOString() };
     const louder = RANK[current.level] < RANK[this.hub.level];
     if (louder) this.#set(current.level);
-    this.log.info('operational log level set', said);
+    this.#say(this.hub.level, 'operational log level set', said);
     if (!louder) this.#set(current.level);
+  }
+
+  /**
+   * A line about the level, at info, or at the level in force when that is warn or error: a node
+   * that runs at warn still records who moved its level and where.
+   */
+  #say(inForce: LogLevel, msg: string, attrs: Record<string, unknown>): void {
+    if (inForce === 'warn') this.log.warn(msg, attrs);
+    else if (inForce === 'error') this.log.error(msg, attrs);
+    else this.log.info(msg, attrs);
   }
 
   state(): LevelState {

@@ -83,19 +83,38 @@ test('the startup level set explicitly never reverts and moves nothing', () => {
   assert.deepEqual(moves, []);
 });
 
-test('a change dated before this node started is ignored: a restart returns to the startup level', () => {
+test('the change found stored at start is left aside: a restart returns to the startup level', () => {
   const { clock, hub, control, moves } = node('info');
   control.apply(change('debug', START - 1));
   assert.equal(hub.level, 'info');
   assert.equal(control.state().revertsAt, null);
-  control.apply(change('error', START - 10 * MINUTE));
-  assert.equal(hub.level, 'info');
+  control.apply(change('debug', START - 1));
   clock.advance(31 * MINUTE);
   assert.equal(hub.level, 'info');
   assert.deepEqual(moves, []);
   // A change made at the very moment the node started is its own.
   control.apply(change('warn', START));
   assert.equal(hub.level, 'warn');
+});
+
+test('a later change applies even when the clock of the node that made it is behind this one\'s', () => {
+  // The other node's clock runs 5 s behind: its changes are dated before this node's start.
+  const { clock, hub, control, moves } = node('info');
+  const behind = (ms: number) => clock.now() - 5_000 + ms;
+  control.apply(null);
+  clock.advance(1_000);
+  control.apply(change('error', behind(0), 'account:other'));
+  assert.equal(hub.level, 'error', 'a change made after this node started, by a clock behind');
+  clock.advance(1_000);
+  control.apply(change('warn', behind(0), 'account:other'));
+  assert.equal(hub.level, 'warn', 'and the next one: never back to the startup level');
+  assert.deepEqual(moves, ['error', 'warn']);
+});
+
+test('a change this node found at start is applied when its own clock dates it after the start (made during boot)', () => {
+  const { hub, control } = node('info');
+  control.apply(change('error', START + 10));
+  assert.equal(hub.level, 'error');
 });
 
 test('the same change applied again does nothing: the countdown is not re-armed', () => {
@@ -200,4 +219,19 @@ test('close cancels the countdown', () => {
   clock.advance(31 * MINUTE);
   assert.equal(hub.level, 'debug');
   assert.equal(control.state().revertsAt, null);
+});
+
+test('a node at warn records who moved its level, each way, and its return to the startup level', () => {
+  const { clock, control, records } = node('warn');
+  const said = () => records.filter((r) => /level/.test(r.msg)).map((r) => `${r.level} ${r.msg} ${String(r.attrs.to)}`);
+  control.apply(change('error', clock.now()));
+  control.apply(change('warn', clock.now() + 1));
+  control.apply(change('info', clock.now() + 2));
+  clock.advance(31 * MINUTE);
+  assert.deepEqual(said(), [
+    'warn operational log level set error',
+    'warn operational log level set warn',
+    'info operational log level set info',
+    'info the operational log level returned to its startup level warn',
+  ]);
 });
