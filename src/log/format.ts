@@ -45,17 +45,25 @@ export function safeJson(value: unknown): string {
 }
 
 /**
- * Characters a terminal or a line reader acts on: C0 and C1 controls, DEL, and the separators
- * some readers split lines at. JSON.stringify escapes the C0 ones; the rest are escaped here, so
- * a typed name cannot move a cursor, recolour a line or start a new one where the log is read.
+ * Characters a terminal or a line reader acts on: C0 and C1 controls, DEL, the separators some
+ * readers split lines at (NEL, U+2028, U+2029), and the marks that reorder how a line displays
+ * (bidirectional controls). JSON.stringify escapes the C0 ones; the rest are escaped here, in
+ * every format, so a typed name cannot move a cursor, recolour a line, start a new one or turn
+ * one around where the log is read. Escaped, they are still the same JSON string.
  */
-const ACTIVE = /[\u007f-\u009f\u2028\u2029]/g;
+const ACTIVE = /[\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const ACTIVE_OR_SPACE = /[\s"=\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 const escaped = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
 function textValue(value: unknown): string {
   const s = typeof value === 'string' ? value : typeof value === 'bigint' ? value.toString() : safeJson(value);
-  if (s === undefined || !/[\s"=\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(s)) return String(s);
+  if (s === undefined || !ACTIVE_OR_SPACE.test(s)) return String(s);
   return JSON.stringify(s).replace(ACTIVE, escaped);
+}
+
+/** A value as one JSON line (an agent object, an operational record in JSON), its active characters escaped. */
+export function jsonLine(value: unknown): string {
+  return safeJson(value).replace(ACTIVE, escaped);
 }
 
 function pairs(attrs: Readonly<Record<string, unknown>>): string {
@@ -76,7 +84,7 @@ export function appLine(record: LogRecord, format: LogFormat): string {
     o.type = 'app';
     o.level = record.level;
     o.msg = record.msg;
-    return safeJson(o);
+    return jsonLine(o);
   }
   // A message is one line: a newline in it (an error's text) must not forge a second record.
   return `${record.time} ${record.level.toUpperCase().padEnd(5)} ${oneLine(record.msg)}${pairs(record.attrs)}`;
@@ -114,17 +122,10 @@ export function accessFields(e: AccessEntry): Record<string, string | number> {
 function quoted(s: string): string {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
-    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return JSON.stringify(s).replace(LINE_BREAKERS, escapedBreaker);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return JSON.stringify(s).replace(ACTIVE, escaped);
   }
   return `"${s}"`;
 }
-
-/**
- * Valid raw in JSON, yet read as the end of a line by some tools that split logs (NEL, the line
- * and paragraph separators): escaped, so what a caller typed never splits an access line.
- */
-const LINE_BREAKERS = /[\u0085\u2028\u2029]/g;
-const escapedBreaker = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
 let isoAt = Number.NaN;
 let isoText = '';
@@ -161,7 +162,7 @@ function appendAccessJson(s: string, e: AccessEntry): string {
 export function accessLine(e: AccessEntry, format: LogFormat): string {
   if (format === 'json') return appendAccessJson('', e);
   const { time, type: _type, method, path, status, ms, ...rest } = accessFields(e);
-  return `${time} ACCESS ${method} ${textValue(path)} ${status} ${ms}ms${pairs(rest)}`;
+  return `${time} ACCESS ${textValue(method)} ${textValue(path)} ${status} ${ms}ms${pairs(rest)}`;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AccessEntry } from '../../src/log/access.ts';
-import { accessAgent, accessFields, accessLine, accessLines, appAgent, appLine, safeJson, type LogResource } from '../../src/log/format.ts';
+import { accessAgent, accessFields, accessLine, accessLines, appAgent, appLine, jsonLine, safeJson, type LogResource } from '../../src/log/format.ts';
 import type { LogRecord } from '../../src/log/record.ts';
 import type { LogLevel } from '../../src/settings/settings.ts';
 
@@ -175,14 +175,15 @@ test('a BigInt or a circular attribute costs its own value, never the line', () 
   assert.doesNotThrow(() => safeJson(appAgent(record, { 'service.name': 'meerkat', 'service.version': '1', 'service.instance.id': 'n' })));
 });
 
-test('accessLine json writes what JSON.stringify writes, whatever the characters of the values', () => {
+test('accessLine json writes what JSON.stringify writes (its active characters escaped), whatever the characters of the values', () => {
   const odd = ['plain', 'with "quotes"', 'back\\slash', 'tab\there', 'line\nbreak', 'nul\u0000', 'del\u007f', 'é accent', '雪', 'emoji 🦦', 'lone \ud800 surrogate', '', '/orders/{id}?x=1&y=<2>'];
   let n = 0;
   for (const v of odd) {
     for (const e of [
       entry({ path: v }), entry({ user: v, token: v }), entry({ endpoint: v, route: v }), entry({ traceId: v, ip: v, schedule: v }), entry({ method: v, at: 1_700_000_000_000 + n }),
     ]) {
-      assert.equal(accessLine(e, 'json'), JSON.stringify(accessFields(e)), JSON.stringify(v));
+      assert.equal(accessLine(e, 'json'), jsonLine(accessFields(e)), JSON.stringify(v));
+      assert.deepEqual(JSON.parse(accessLine(e, 'json')), JSON.parse(JSON.stringify(accessFields(e))));
       n += 1;
     }
   }
@@ -199,6 +200,32 @@ test('accessLine json: NEL and the line and paragraph separators are escaped, so
   assert.doesNotMatch(line, /[\u0085\u2028\u2029]/);
   assert.match(line, /"path":"\/a\\u2028b\\u2029c\\u0085d"/);
   assert.deepEqual(JSON.parse(line), accessFields(e), 'the same value once read');
+});
+
+test('every format escapes the separators and the bidirectional marks: agent objects and JSON operational lines as well', () => {
+  const typed = 'a\u2028b\u2029c\u0085d\u202ee\u2066f\u200fg\u007fh';
+  const active = /[\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+  const lines = [
+    jsonLine(accessAgent(entry({ path: typed, user: typed }), RESOURCE)),
+    jsonLine(appAgent(record(typed, { token: typed }), RESOURCE)),
+    appLine(record(typed, { token: typed }), 'json'),
+    accessLine(entry({ path: typed, token: typed }), 'json'),
+    accessLine(entry({ path: typed, token: typed }), 'text'),
+    appLine(record(typed, { token: typed }), 'text'),
+  ];
+  for (const line of lines) assert.doesNotMatch(line, active, line);
+  // Escaped, the JSON is the same value once read.
+  assert.equal(JSON.parse(lines[0]!).attributes.path, typed);
+  assert.equal(JSON.parse(lines[2]!).token, typed);
+  assert.equal(JSON.parse(lines[3]!).path, typed);
+});
+
+test('accessLine text: the method is written as the other values are, quoted when it holds what a reader splits on', () => {
+  for (const method of ['GE"T', 'USER=ROOT', 'G\u007fT']) {
+    const line = accessLine(entry({ method, traceId: null, endpoint: null, route: null, user: null, token: null, ip: null }), 'text');
+    assert.ok(line.includes(` ACCESS ${JSON.stringify(method).replace(/\u007f/g, '\\u007f')} /orders/42 200 12ms`), line);
+  }
+  assert.match(accessLine(entry(), 'text'), / ACCESS GET \/orders\/42 200 12ms/);
 });
 
 test('accessLines: a batch is its lines joined by newlines, each as JSON.stringify writes it, with nothing after the last', () => {

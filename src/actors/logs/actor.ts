@@ -1,6 +1,6 @@
 /** LogShipper, worker side: formats, writes and pushes what the main thread hands over. */
 import { runActor } from '../../workers/actor-runtime.ts';
-import { accessAgent, accessLine, appAgent, appLine, logResource, safeJson } from '../../log/format.ts';
+import { accessAgent, accessLine, appAgent, appLine, jsonLine, logResource } from '../../log/format.ts';
 import type { AccessEntry } from '../../log/access.ts';
 import type { LogRecord } from '../../log/record.ts';
 import { FdWriter } from './fd-writer.ts';
@@ -70,13 +70,13 @@ runActor<LogInit, LogCalls, never, LogTells>(async (init, ctx) => {
   const app = (records: readonly LogRecord[]): void => {
     if (mode === null) hold({ app: records }, records.length, 'app');
     else if (mode === 'otlp') push!.app(records);
-    else if (mode === 'agent') for (const r of records) err.push(safeJson(appAgent(r, resource)));
+    else if (mode === 'agent') for (const r of records) err.push(jsonLine(appAgent(r, resource)));
     else for (const r of records) err.push(appLine(r, init.format));
   };
   const access = (entries: readonly AccessEntry[]): void => {
     if (mode === null) hold({ access: entries }, entries.length, 'access');
     else if (mode === 'otlp') push!.access(entries);
-    else if (mode === 'agent') for (const e of entries) out.push(JSON.stringify(accessAgent(e, resource)));
+    else if (mode === 'agent') for (const e of entries) out.push(jsonLine(accessAgent(e, resource)));
     else for (const e of entries) out.push(accessLine(e, init.format));
   };
 

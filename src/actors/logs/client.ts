@@ -15,7 +15,7 @@ import type { Logger } from '../../log/logger.ts';
 import type { LogRecord } from '../../log/record.ts';
 import type { AccessEntry } from '../../log/access.ts';
 import type { LogFormat } from '../../settings/settings.ts';
-import { accessAgent, accessLines, logResource, type LogResource } from '../../log/format.ts';
+import { accessAgent, accessLines, jsonLine, logResource, type LogResource } from '../../log/format.ts';
 import { ActorHost } from '../../workers/supervisor.ts';
 import { Gatherer } from '../../workers/gather.ts';
 import { siblingModule } from '../../workers/spawn.ts';
@@ -82,7 +82,7 @@ export class LogShipperClient {
         const entries = this.#entries;
         this.#entries = [];
         const text = this.#mode === 'agent'
-          ? entries.map((e) => JSON.stringify(accessAgent(e, this.#resource))).join('\n')
+          ? entries.map((e) => jsonLine(accessAgent(e, this.#resource))).join('\n')
           : accessLines(entries, this.#format);
         return { text, count: entries.length };
       },
