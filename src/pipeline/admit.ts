@@ -139,7 +139,7 @@ export function authenticate(view: ConfigView, authorization: string | undefined
       record.token = token.name;
       record.user = token.account ? view.accountsById.get(token.account)?.name ?? null : null;
     }
-    throw new GatewayError('token-kind', `A ${token.kind} token does not open the data plane; applications send a personal token.`);
+    throw new GatewayError('token-kind', `${token.kind === 'admin' ? 'An' : 'A'} ${token.kind} token does not open the data plane; applications send a personal token.`);
   }
   const account = view.accountsById.get(token.account);
   if (!account || account.disabled) throw new GatewayError('unauthenticated', 'The account of this token is disabled or deleted.');

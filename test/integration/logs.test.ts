@@ -183,11 +183,18 @@ test('a known token on the wrong plane is refused with 403 token-kind, and its a
   assert.equal((await call(`${data}/shop/orders/1`, { headers: { authorization: admin } })).status, 403);
   assert.equal((await call(`${control}/api/routes`, { headers: { authorization: `Bearer ${person.token}` } })).status, 403);
   assert.equal((await call(`${t.url('internal')}/api/schedules`, { headers: { authorization: admin } })).status, 403);
+  // The same on a live feed's upgrade: a personal token, and an admin token without the capability.
+  const adminOfNobody = await root.post('/api/tokens', { name: 'tkind-admin', kind: 'admin', account: 'tkind' });
+  assert.equal(adminOfNobody.status, 201, adminOfNobody.text);
+  await openLive(control, '/api/logs/live', { authorization: `Bearer ${person.token}` }).closed;
+  await openLive(control, '/api/logs/live', { authorization: `Bearer ${adminOfNobody.json.token}` }).closed;
   const lines = (await fresh('out')).filter((l) => l.status === 403);
-  assert.deepEqual(lines.map((l) => [l.plane, l.outcome, l.user, l.token]), [
-    ['data', 'refused', 'root', 'operator'],
-    ['control', 'refused', 'tkind', 'tkind-app'],
-    ['internal', 'refused', 'root', 'operator'],
+  assert.deepEqual(lines.map((l) => [l.plane, l.path, l.outcome, l.user, l.token]), [
+    ['data', '/shop/orders/1', 'refused', 'root', 'operator'],
+    ['control', '/api/routes', 'refused', 'tkind', 'tkind-app'],
+    ['internal', '/api/schedules', 'refused', 'root', 'operator'],
+    ['control', '/api/logs/live', 'refused', 'tkind', 'tkind-app'],
+    ['control', '/api/logs/live', 'refused', 'tkind', 'tkind-admin'],
   ]);
 });
 

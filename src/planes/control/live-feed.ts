@@ -13,6 +13,7 @@ import { CLOSE, headExchange, type Socket, type SocketRequest, type SocketSessio
 import type { GatewayContext } from '../context.ts';
 import type { Principal } from '../principal.ts';
 import { errorCode, notePrincipal } from '../recorded.ts';
+import type { RequestRecord } from '../../pipeline/request-record.ts';
 import { ownOrigin } from '../shared/origin.ts';
 import { authenticateControl, requireCapability } from './auth.ts';
 
@@ -59,8 +60,9 @@ export function liveFeed(f: FeedText): LiveFeedDoc {
   return { path: f.path, doc, capability: f.capability };
 }
 
-export function admitLive(gw: GatewayContext, ex: Exchange, feed: LiveFeedDoc): Principal {
-  const principal = authenticateControl(gw, ex, feed.doc);
+export function admitLive(gw: GatewayContext, ex: Exchange, feed: LiveFeedDoc, record?: RequestRecord): Principal {
+  // Named on the record before the feed's own checks: a refused upgrade's line says whose it was.
+  const principal = notePrincipal(record, authenticateControl(gw, ex, feed.doc, record));
   const origin = ex.headers.origin;
   const own = ownOrigin(gw, ex);
   if (principal.kind === 'session' && origin !== own) {
@@ -84,8 +86,7 @@ export function acceptLive(gw: GatewayContext, feed: LiveFeedDoc, open: (req: So
     const record = gw.records.open(req);
     try {
       const head = headExchange(req);
-      const principal = admitLive(gw, head, feed);
-      notePrincipal(record, principal);
+      const principal = admitLive(gw, head, feed, record);
       const session = counted(gw, principal, open(req, head));
       if (record !== undefined) gw.records.close(record, false, 101);
       return session;

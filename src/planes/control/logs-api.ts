@@ -72,7 +72,7 @@ export function lineQuery(params: URLSearchParams, allowLimit = true): LineQuery
       if (!/^\d+$/.test(value) || n < 1 || n > BUFFER_LINES) throw invalidField('limit', `limit is a whole number from 1 to ${BUFFER_LINES}.`);
       out.limit = n;
     } else {
-      throw new GatewayError('filter.invalid', `"${key}" is not a filter of the log lines; use level, q${allowLimit ? ' or limit' : ''}.`, key);
+      throw new GatewayError('filter.invalid', `"${key}" is not a filter of the log lines; use ${allowLimit ? 'level, q or limit' : 'level or q'}.`, key);
     }
   }
   return out;

@@ -25,7 +25,7 @@ export function authenticateInternal(gw: GatewayContext, ex: Exchange, auth: 'no
   if (principal.kind === 'token' && principal.token.kind !== 'schedules') {
     // Known, of the wrong kind: its access line names it.
     notePrincipal(record, principal);
-    throw new GatewayError('token-kind', `A ${principal.token.kind} token does not open the internal plane; it takes a schedules token.`);
+    throw new GatewayError('token-kind', `${principal.token.kind === 'admin' ? 'An' : 'A'} ${principal.token.kind} token does not open the internal plane; it takes a schedules token.`);
   }
   return principal;
 }
