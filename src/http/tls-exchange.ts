@@ -34,6 +34,9 @@ function headersOf(hdrs: OutgoingHeaders, extra: OutgoingHeaders | undefined): R
   return out;
 }
 
+/** A request target in absolute form: its authority, then its path and query (or nothing). */
+const ABSOLUTE_FORM = /^https?:\/\/([^/?#]*)((?:[/?][^#]*)?)$/i;
+
 export class TlsExchange implements Exchange {
   readonly method: string;
   readonly path: string;
@@ -63,12 +66,21 @@ export class TlsExchange implements Exchange {
     private readonly flight: InFlight,
   ) {
     flight.enter();
-    const url = req.url ?? '/';
+    this.headers = readNodeHeaders(req);
+    let url = req.url ?? '/';
+    const absolute = ABSOLUTE_FORM.exec(url);
+    if (absolute !== null) {
+      // RFC 9112 3.2.2: the target's authority is the request's host, whatever Host said. One
+      // holding user information (`user:pw@host`) is then a Host the gateway refuses (400), and
+      // neither it nor the scheme reaches the path the access log writes.
+      this.headers.host = absolute[1]!;
+      const rest = absolute[2]!;
+      url = rest === '' || rest.startsWith('?') ? `/${rest}` : rest;
+    }
     const q = url.indexOf('?');
     this.method = (req.method ?? 'GET').toUpperCase();
     this.path = q === -1 ? url : url.slice(0, q);
     this.query = q === -1 ? '' : url.slice(q + 1);
-    this.headers = readNodeHeaders(req);
     this.remoteAddress = peerAddress(req.socket);
     this.receivedAt = clock.now();
     (res as Tracked)[EXCHANGE] = this;

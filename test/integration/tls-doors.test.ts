@@ -364,6 +364,25 @@ async function onHttpsRoute(name: string, handler: UpstreamHandler, run: (port: 
   }
 }
 
+test('a target in absolute form on the HTTPS door: its authority is the host, its path is routed, user information is refused', async () => {
+  await onHttpsRoute('absolute', (req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: req.url, host: req.headers.host })), async (port) => {
+    const raw = (text: string) => new Promise<string>((resolve, reject) => {
+      // Written, not ended: the answer comes after the service's, and the server closes (Connection: close).
+      const socket = tlsConnect({ host: '127.0.0.1', port, servername: 'absolute.example.test', ca }, () => socket.write(text));
+      let got = '';
+      socket.on('data', (d: Buffer) => { got += d.toString('latin1'); });
+      socket.on('end', () => resolve(got));
+      socket.on('error', reject);
+    });
+    const routed = await raw('GET https://absolute.example.test/absolute/x?q=1 HTTP/1.1\r\nHost: ignored.example\r\nConnection: close\r\n\r\n');
+    assert.match(routed, /^HTTP\/1\.1 200 /, routed.slice(0, 300));
+    assert.match(routed, /"url":"\/absolute\/x\?q=1"/);
+    const credentials = await raw('GET http://user:pw@absolute.example.test/absolute/x HTTP/1.1\r\nHost: absolute.example.test\r\nConnection: close\r\n\r\n');
+    assert.match(credentials, /^HTTP\/1\.1 400 /, credentials.slice(0, 300));
+    assert.match(credentials, /"code":"request\.invalid"/);
+  });
+});
+
 test('HEAD and 204 answers through the HTTPS door match the plain door', async () => {
   const body = JSON.stringify({ fixed: 'x'.repeat(300) });
   await onHttpsRoute('rules', (req, res) => {
