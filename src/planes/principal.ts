@@ -76,15 +76,20 @@ export function principalLabel(p: Principal): string {
   return 'anonymous';
 }
 
-/** The trace id of a W3C `traceparent` header (version 00), or null when absent or malformed. */
+/**
+ * The trace id of a W3C `traceparent` header, or null when absent or not valid (Trace Context
+ * 3.2): version `ff` is never valid, version 00 has exactly four fields and a later version may
+ * have more; neither the trace id nor the parent id may be all zeros.
+ */
 export function traceIdOf(ex: Pick<Exchange, 'headers'>): string | null {
   // Most requests carry none: no expression is run for them (the access log asks on every exchange).
   const header = ex.headers.traceparent;
   if (header === undefined) return null;
   const m = TRACEPARENT.exec(header.trim());
-  return m && !ALL_ZEROS.test(m[1]!) ? m[1]! : null;
+  if (m === null || m[1] === 'ff' || (m[1] === '00' && m[4] !== undefined)) return null;
+  return ALL_ZEROS.test(m[2]!) || ALL_ZEROS.test(m[3]!) ? null : m[2]!;
 }
-const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}(-.*)?$/;
 const ALL_ZEROS = /^0+$/;
 
 /** Who asked, as a write carries it to the actor that applies it (the audit stamp). */

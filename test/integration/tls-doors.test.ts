@@ -365,7 +365,7 @@ async function onHttpsRoute(name: string, handler: UpstreamHandler, run: (port: 
 }
 
 test('a target in absolute form on the HTTPS door: its authority is the host, its path is routed, user information is refused', async () => {
-  await onHttpsRoute('absolute', (req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: req.url, host: req.headers.host })), async (port) => {
+  await onHttpsRoute('absolute', (req, res) => { res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: req.url, host: req.headers.host })); }, async (port) => {
     const raw = (text: string) => new Promise<string>((resolve, reject) => {
       // Written, not ended: the answer comes after the service's, and the server closes (Connection: close).
       const socket = tlsConnect({ host: '127.0.0.1', port, servername: 'absolute.example.test', ca }, () => socket.write(text));
