@@ -183,6 +183,19 @@ test('control-plane inputs: routes, roles, accounts, tokens, organisations, vaul
   assert.equal(t.logs.filter((r) => r.msg === 'request failed').length, 0, 'no handler failed');
 });
 
+test('a member written twice in one object of a body is refused by name, and what was stored stays as it was', async () => {
+  const before = (await internal('GET', `/api/schedules/${scheduleId}`)).json;
+  const text = JSON.stringify({ ...SCHEDULE, metadata: { team: 'a' } }).replace('"team":"a"', '"team":"a","team":"b"');
+  const a = await call(`${t.url('internal')}/api/schedules/${scheduleId}`, { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, raw: text });
+  judge('PUT twice', a);
+  assert.equal(a.status, 400, a.text);
+  assert.deepEqual([a.json.code, a.json.field], ['field.invalid', 'metadata.team']);
+  assert.match(a.json.detail, /written twice/);
+  assert.deepEqual((await internal('GET', `/api/schedules/${scheduleId}`)).json, before, 'the stored schedule is unchanged');
+  const settings = await call(`${t.url('control')}/api/settings/logs`, { method: 'PUT', headers: { ...root.headers, 'content-type': 'application/json' }, raw: '{"level":"info","level":"debug"}' });
+  assert.deepEqual([settings.status, settings.json.field], [400, 'level']);
+});
+
 test('half a surrogate pair in a string or a key of a body is refused by field, and what was stored stays as it was', async () => {
   const before = (await internal('GET', `/api/schedules/${scheduleId}`)).json;
   for (const [field, body] of [

@@ -11,7 +11,7 @@ import { parseRole, type RoleInput } from '../roles/role-input.ts';
 import { parseOrganisation, type OrganisationInput } from '../organisations/organisation-input.ts';
 import { objectBody, pathId } from '../validate.ts';
 import { parseRouteAudit, type RouteAudit } from '../audit/rules.ts';
-import { repeatedKey } from './json-keys.ts';
+import { repeatedKey } from '../../http/json-keys.ts';
 import { jsonBodyProblem } from '../../http/json-body.ts';
 
 /** A route of the file: its `audit` (the rules the route editor exports) replaces the stored rules when given. */
