@@ -111,6 +111,29 @@ test('a fold relabels a node\'s points: its rows are replaced, not added to', as
   assert.deepEqual(await rowsOf('node-c'), [['GET /users/{id}', t, 2]]);
 });
 
+test('words each node kept at a position are folded together in the sum: three names a node, never six in the list', async () => {
+  const ringA = new MetricsRing(T0);
+  const ringB = new MetricsRing(T0);
+  const a = new SharedEndpoints(store, 'node-e', ringA, true);
+  const b = new SharedEndpoints(store, 'node-f', ringB, true);
+  for (const u of ['alice', 'bob', 'carol']) answer(ringA, `GET /pp/people/${u}`, 1_000, T0 + 1_000, 'pp');
+  for (const u of ['dave', 'erin', 'frank']) answer(ringB, `GET /pp/people/${u}`, 1_000, T0 + 1_000, 'pp');
+  answer(ringB, 'GET /pp/status', 1_000, T0 + 1_000, 'pp');
+  assert.ok(await tick(a, ringA, T0 + 5_000));
+  assert.ok(await tick(b, ringB, T0 + 5_000));
+  const minute = await a.read('pp', T0 + 5_000);
+  assert.deepEqual(minute.endpoints.map((e) => [e.template, e.requests]), [['GET /pp/people/{id}', 6], ['GET /pp/status', 1]]);
+  // The closed minute's points too, as each node wrote them with its own words.
+  assert.ok(await tick(a, ringA, T0 + MINUTE));
+  assert.ok(await tick(b, ringB, T0 + MINUTE));
+  const read = await b.read('pp', T0 + MINUTE);
+  const t = Math.floor(T0 / MINUTE) * 60;
+  assert.deepEqual(read.endpoints.map((e) => [e.template, e.history.map((h) => [h.t, h.requests])]), [
+    ['GET /pp/people/{id}', [[t, 6]]],
+    ['GET /pp/status', [[t, 1]]],
+  ]);
+});
+
 test('a node that shares nothing (the SQLite file) writes nothing and lists its own', async () => {
   const ring = new MetricsRing(T0);
   const shared = new SharedEndpoints(store, 'node-d', ring, false);

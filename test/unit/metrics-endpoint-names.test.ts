@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FOLD_AT, LABEL_TTL_MS, MAX_DEPTH, NODE_CAP, OTHER, RouteEndpoints, TEMPLATE_BUDGET, type EndpointName } from '../../src/core/metrics/endpoint-names.ts';
+import { FOLD_AT, foldAcross, LABEL_TTL_MS, MAX_DEPTH, NODE_CAP, OTHER, RouteEndpoints, TEMPLATE_BUDGET, type EndpointName } from '../../src/core/metrics/endpoint-names.ts';
 import { isIdentifier } from '../../src/core/metrics/segments.ts';
 import { endpointIndex } from '../../src/core/routes/endpoints.ts';
 import { mulberry32 } from '../helpers/random.ts';
@@ -297,4 +297,26 @@ test('a sweep keeps the folds: a position folded stays {id} for the labels that 
   r.sweep(T0 + LABEL_TTL_MS + 1);
   assert.equal(r.size, 1);
   assert.equal(r.name('GET', '/users/fay/orders', T0 + LABEL_TTL_MS + 2).template, 'GET /users/{id}/orders');
+});
+
+test('the labels of several nodes fold together as one node would fold them: never FOLD_AT words per node at a position', () => {
+  // Each node saw three names at the position and kept them as words; together they are six.
+  const a = new RouteEndpoints();
+  const b = new RouteEndpoints();
+  const labels = [
+    ...['alice', 'bob', 'carol'].map((u) => a.name('GET', `/pp/people/${u}`, T0).template),
+    ...['dave', 'erin', 'frank'].map((u) => b.name('GET', `/pp/people/${u}`, T0).template),
+    a.name('GET', '/pp/orders/7', T0).template,
+    b.name('GET', '/pp/status', T0).template,
+    OTHER,
+  ];
+  assert.ok(labels.includes('GET /pp/people/alice') && labels.includes('GET /pp/people/frank'), 'each node on its own keeps words');
+  const fold = foldAcross(labels);
+  for (const u of ['alice', 'bob', 'carol', 'dave', 'erin', 'frank']) assert.equal(fold.get(`GET /pp/people/${u}`), 'GET /pp/people/{id}', u);
+  assert.equal(fold.get('GET /pp/orders/{id}'), 'GET /pp/orders/{id}');
+  assert.equal(fold.get('GET /pp/status'), 'GET /pp/status');
+  assert.equal(fold.has(OTHER), false, 'the bucket is no path');
+  // Three words across the nodes are still words, as on one node.
+  const few = foldAcross(['GET /q/alpha', 'GET /q/beta', 'GET /q/gamma']);
+  assert.deepEqual([...few.values()], ['GET /q/alpha', 'GET /q/beta', 'GET /q/gamma']);
 });

@@ -11,6 +11,7 @@
 import type { Store } from '../../store/orm.ts';
 import type { EndpointMinute, EndpointPoint, MetricsRing } from '../../core/metrics/ring.ts';
 import { sumEndpoints } from '../../core/metrics/cluster-endpoints.ts';
+import { foldAcross } from '../../core/metrics/endpoint-names.ts';
 import { clearOwnHistory, freshOthers, readEndpoints, readHistory, sweepHistory, writeEndpoints, writeHistory } from './node-rows.ts';
 
 export interface RouteEndpointsRead {
@@ -81,7 +82,12 @@ export class SharedEndpoints {
         const others = await readEndpoints(this.store, this.node, route, now);
         const history = await readHistory(this.store, this.node, route, now);
         const nodes = 1 + (await freshOthers(this.store, this.node, now));
-        return { nodes, endpoints: sumEndpoints([...own, ...others], [...this.ring.history(route), ...history]) };
+        const minutes = [...own, ...others];
+        const points = [...this.ring.history(route), ...history];
+        // Each node folded on its own: the sum folds their words together.
+        const fold = foldAcross([...minutes, ...points].filter((e) => e.deduced).map((e) => e.template));
+        const folded = <E extends { template: string; deduced: boolean }>(e: E): E => (e.deduced ? { ...e, template: fold.get(e.template) ?? e.template } : e);
+        return { nodes, endpoints: sumEndpoints(minutes.map(folded), points.map(folded)) };
       } catch {
         // The database away: this node's own endpoints, as the snapshot then shows its own numbers.
       }

@@ -220,13 +220,18 @@ export class RouteEndpoints {
     return into;
   }
 
+  /** An issued deduced label's template now (the folds since it was issued applied). */
+  current(label: string): string {
+    const space = label.indexOf(' ');
+    return `${label.slice(0, space)} /${this.#resolve(splitPath(label.slice(space + 1))).join('/')}`;
+  }
+
   /** Where each issued deduced label lands after a fold; only those that moved. */
   #renames(): ReadonlyMap<string, string> | null {
     const renamed = new Map<string, string>();
     for (const [label, l] of [...this.#labels]) {
       if (!l.deduced) continue;
-      const space = label.indexOf(' ');
-      const to = `${label.slice(0, space)} /${this.#resolve(splitPath(label.slice(space + 1))).join('/')}`;
+      const to = this.current(label);
       if (to === label) continue;
       renamed.set(label, to);
       this.#labels.delete(label);
@@ -256,6 +261,21 @@ export class RouteEndpoints {
 }
 
 const bucket: EndpointName = { template: OTHER, deduced: true, renamed: null };
+
+/**
+ * Deduced labels of several nodes, each folded on its own node, folded together as one node would
+ * fold them (a position with more than FOLD_AT words across the nodes is `{id}`): the template
+ * each label is summed under. A cluster of N nodes then never lists 3 × N words at a position.
+ */
+export function foldAcross(labels: Iterable<string>): Map<string, string> {
+  const issued = [...new Set(labels)].filter((l) => l !== OTHER && l.includes(' /'));
+  const together = new RouteEndpoints();
+  for (const l of issued) {
+    const space = l.indexOf(' ');
+    together.name(l.slice(0, space), l.slice(space + 1), 0);
+  }
+  return new Map(issued.map((l) => [l, together.current(l)]));
+}
 
 /** Adds to `kept` each node on the way to a folded position below `node`; true when there is one. */
 function keepFolds(node: Node, kept: Set<Node>): boolean {
