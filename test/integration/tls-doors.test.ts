@@ -147,16 +147,25 @@ test('a self-signed certificate serves the door too', async () => {
   assert.equal(s.presented?.authorizationError, 'DEPTH_ZERO_SELF_SIGNED_CERT');
 });
 
-test('the HTTPS door reads repeated header lines as the plain door does: two Host lines are refused', async () => {
-  const self = await addCert({ source: 'self-signed', names: ['twohosts.example.test'] });
-  await placeOk(self.id, ['app']);
-  const raw = (text: string) => new Promise<string>((resolve, reject) => {
-    const socket = tlsConnect({ host: '127.0.0.1', port: dataPort(), servername: 'twohosts.example.test', rejectUnauthorized: false }, () => socket.end(text));
+/**
+ * A request written by hand through TLS (the CA's or a self-signed certificate: not verified), the
+ * whole answer as text. Written, not ended: an answer that comes after the service's would find
+ * the connection half closed; the request says Connection: close and the server closes.
+ */
+function rawTls(port: number, servername: string, text: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const socket = tlsConnect({ host: '127.0.0.1', port, servername, rejectUnauthorized: false }, () => socket.write(text));
     let got = '';
     socket.on('data', (d: Buffer) => { got += d.toString('latin1'); });
     socket.on('end', () => resolve(got));
     socket.on('error', reject);
   });
+}
+
+test('the HTTPS door reads repeated header lines as the plain door does: two Host lines are refused', async () => {
+  const self = await addCert({ source: 'self-signed', names: ['twohosts.example.test'] });
+  await placeOk(self.id, ['app']);
+  const raw = (text: string) => rawTls(dataPort(), 'twohosts.example.test', text);
   const two = await raw('GET /nowhere HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\nConnection: close\r\n\r\n');
   assert.match(two, /^HTTP\/1\.1 400 /, two.slice(0, 200));
   assert.match(two, /"code":"request\.invalid"/);
@@ -366,14 +375,7 @@ async function onHttpsRoute(name: string, handler: UpstreamHandler, run: (port: 
 
 test('a target in absolute form on the HTTPS door: its authority is the host, its path is routed, user information is refused', async () => {
   await onHttpsRoute('absolute', (req, res) => { res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: req.url, host: req.headers.host })); }, async (port) => {
-    const raw = (text: string) => new Promise<string>((resolve, reject) => {
-      // Written, not ended: the answer comes after the service's, and the server closes (Connection: close).
-      const socket = tlsConnect({ host: '127.0.0.1', port, servername: 'absolute.example.test', ca }, () => socket.write(text));
-      let got = '';
-      socket.on('data', (d: Buffer) => { got += d.toString('latin1'); });
-      socket.on('end', () => resolve(got));
-      socket.on('error', reject);
-    });
+    const raw = (text: string) => rawTls(port, 'absolute.example.test', text);
     const routed = await raw('GET https://absolute.example.test/absolute/x?q=1 HTTP/1.1\r\nHost: ignored.example\r\nConnection: close\r\n\r\n');
     assert.match(routed, /^HTTP\/1\.1 200 /, routed.slice(0, 300));
     assert.match(routed, /"url":"\/absolute\/x\?q=1"/);
