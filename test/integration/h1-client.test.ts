@@ -294,3 +294,54 @@ test('an upload that stops moving is cut after the pause limit, and does not cou
   assert.equal((await call(pool, { path: '/after' })).body, 'ok');
   await pool.close();
 });
+
+test('slow uploads hold at most half the connections: past that an upload waits, and other requests still pass', async () => {
+  // Heads as they arrive (before their bodies); each answered once its body is whole.
+  const heads: string[] = [];
+  const raw = createServer((socket) => {
+    let held = '';
+    socket.on('data', (d) => {
+      held += d.toString('latin1');
+      for (;;) {
+        const end = held.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const head = held.slice(0, end);
+        if (!heads.includes(head)) heads.push(head);
+        const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
+        if (held.length < end + 4 + length) return;
+        held = held.slice(end + 4 + length);
+        socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok');
+      }
+    });
+    socket.on('error', () => undefined);
+  });
+  servers.push(raw);
+  await new Promise<void>((r) => raw.listen(0, '127.0.0.1', () => r()));
+  const pool = new H1Pool(`http://127.0.0.1:${(raw.address() as AddressInfo).port}`, { connections: 4, keepAliveMs: 30_000 });
+  const releases: Array<() => void> = [];
+  const upload = (n: number) => {
+    const held = new Promise<void>((r) => { releases[n] = r; });
+    async function* body(): AsyncGenerator<Uint8Array> {
+      yield Buffer.from('x'.repeat(10));
+      await held;
+      yield Buffer.from('y'.repeat(10));
+    }
+    return call(pool, { method: 'PUT', path: `/upload/${n}`, headers: { 'content-length': '20' }, body: body(), headersTimeout: 10_000, bodyTimeout: 10_000 });
+  };
+  const uploadsSeen = () => heads.filter((h) => h.startsWith('PUT /upload/')).map((h) => h.split(' ')[1]);
+  const first = upload(0);
+  const second = upload(1);
+  await until(() => uploadsSeen().length === 2 || undefined, 'the first two uploads reached the service');
+  const third = upload(2);
+  // Two connections are left: a plain request passes while three uploads wait on their callers.
+  const plain = await call(pool, { path: '/plain' });
+  assert.equal(plain.body, 'ok');
+  assert.deepEqual(uploadsSeen(), ['/upload/0', '/upload/1'], 'the third upload waits: half the pool is uploading');
+  releases[0]!();
+  assert.equal((await first).body, 'ok');
+  await until(() => uploadsSeen().length === 3 || undefined, 'the third upload starts once the first is sent');
+  releases[1]!();
+  releases[2]!();
+  assert.deepEqual([(await second).body, (await third).body], ['ok', 'ok']);
+  await pool.close();
+});

@@ -118,6 +118,8 @@ class Exchange implements Dispatcher.DispatchController, ParserSink {
   deadline = 0;
   paused = false;
   requestSent = false;
+  /** Counted among the connections held by a streamed body still going out (H1Pool.#uploading). */
+  uploading = false;
   retried = false;
   /** The service's `Keep-Alive: timeout=` in ms, when it said one. */
   keepAliveHint: number | null = null;
@@ -182,6 +184,11 @@ class Exchange implements Dispatcher.DispatchController, ParserSink {
   }
 }
 
+/** A body that goes out in pieces as the caller sends it (not one buffer read whole before the call). */
+function isStreamed(body: H1Request['body']): boolean {
+  return body != null && !(body instanceof Uint8Array);
+}
+
 export class H1Pool {
   readonly #host: string;
   readonly #port: number;
@@ -192,6 +199,15 @@ export class H1Pool {
   readonly #busy = new Set<Conn>();
   readonly #queue: Exchange[] = [];
   #connecting = 0;
+  /**
+   * Connections held, or being opened, for a streamed body still going out, and how many may be:
+   * half the pool. A caller sends such a body as slowly as it likes, and a body that keeps moving
+   * is never cut; without a share, a few callers uploading slowly could hold every connection to
+   * the service while the others' requests waited. Past the share, a streamed body waits for one
+   * of them to finish sending (its wait counts toward the answer's time, as any wait does).
+   */
+  #uploading = 0;
+  readonly #uploadShare: number;
   #sweep: NodeJS.Timeout | null = null;
   #closed = false;
   #drained: (() => void) | null = null;
@@ -203,6 +219,7 @@ export class H1Pool {
     this.#port = url.port === '' ? 80 : Number(url.port);
     this.#authority = url.host;
     this.#opts = opts;
+    this.#uploadShare = Math.max(1, Math.floor(opts.connections / 2));
   }
 
   dispatch(req: H1Request, handler: Dispatcher.DispatchHandler): boolean {
@@ -225,24 +242,61 @@ export class H1Pool {
   }
 
   #schedule(x: Exchange): void {
-    let conn: Conn | undefined;
-    while ((conn = this.#idle.pop()) !== undefined) {
-      if (!conn.dead && !conn.socket.destroyed && conn.socket.readyState === 'open') break;
-      conn.socket.destroy();
-    }
-    if (conn !== undefined) {
-      this.#start(conn, x);
-      return;
-    }
-    if (this.#busy.size + this.#connecting < this.#opts.connections) {
-      this.#open(x);
-      return;
+    if (this.#mayStart(x)) {
+      const conn = this.#idleConn();
+      if (conn !== undefined) {
+        this.#start(this.#counted(x, conn), x);
+        return;
+      }
+      if (this.#busy.size + this.#connecting < this.#opts.connections) {
+        this.#counted(x, null);
+        this.#open(x);
+        return;
+      }
     }
     // Every connection busy: the wait counts toward the time the service has to answer, so a pool
     // held by callers that never read cannot keep the others waiting without end.
     x.deadline = Date.now() + x.req.headersTimeout;
     this.#queue.push(x);
     this.#sweep ??= setInterval(() => this.#check(), SWEEP_MS).unref();
+  }
+
+  /** A streamed body may take a connection now: it is not past the uploads' share. */
+  #mayStart(x: Exchange): boolean {
+    return x.uploading || !isStreamed(x.req.body) || this.#uploading < this.#uploadShare;
+  }
+
+  /** Counts a streamed body among the uploads as it takes a connection; returns `conn`. */
+  #counted<C>(x: Exchange, conn: C): C {
+    if (!x.uploading && isStreamed(x.req.body)) {
+      x.uploading = true;
+      this.#uploading++;
+    }
+    return conn;
+  }
+
+  /** The body went out whole, or the exchange ended: a streamed body's place in the share is free. */
+  #uploaded(x: Exchange): void {
+    if (!x.uploading) return;
+    x.uploading = false;
+    this.#uploading--;
+    this.#next();
+  }
+
+  /** An idle connection still good, or undefined. */
+  #idleConn(): Conn | undefined {
+    let conn: Conn | undefined;
+    while ((conn = this.#idle.pop()) !== undefined) {
+      if (!conn.dead && !conn.socket.destroyed && conn.socket.readyState === 'open') return conn;
+      conn.socket.destroy();
+    }
+    return undefined;
+  }
+
+  /** The first waiting request that may start now, taken off the queue. */
+  #takeNext(): Exchange | undefined {
+    const at = this.#queue.findIndex((x) => this.#mayStart(x));
+    return at < 0 ? undefined : this.#queue.splice(at, 1)[0];
   }
 
   #open(x: Exchange): void {
@@ -385,6 +439,7 @@ export class H1Pool {
       if (length !== null && sent !== length) throw new UpstreamError('UPSTREAM_REQUEST', 'the request body is shorter than its Content-Length');
       if (length === null) socket.write(LAST_CHUNK);
       x.requestSent = true;
+      this.#uploaded(x);
       if (x.phase === 'waiting') x.deadline = Date.now() + x.req.headersTimeout;
     } catch (err) {
       // The caller's body failed (it went away) or was not what it declared: the connection cannot go on.
@@ -447,6 +502,7 @@ export class H1Pool {
   ended(x: Exchange, reusable: boolean): void {
     if (x.phase === 'done') return;
     x.phase = 'done';
+    this.#uploaded(x);
     const conn = x.conn!;
     conn.current = null;
     x.conn = null;
@@ -469,6 +525,7 @@ export class H1Pool {
     if (x.phase === 'done') return;
     const phase = x.phase;
     x.phase = 'done';
+    this.#uploaded(x);
     const conn = x.conn;
     if (conn !== null) {
       conn.current = null;
@@ -490,9 +547,9 @@ export class H1Pool {
 
   #release(conn: Conn): void {
     this.#busy.delete(conn);
-    const next = this.#queue.shift();
+    const next = this.#takeNext();
     if (next !== undefined) {
-      this.#start(conn, next);
+      this.#start(this.#counted(next, conn), next);
       return;
     }
     conn.idleSince = Date.now();
@@ -511,7 +568,17 @@ export class H1Pool {
   /** A place freed: the first waiting request gets a new connection. */
   #next(): void {
     if (this.#queue.length === 0 || this.#closed) return;
-    if (this.#busy.size + this.#connecting < this.#opts.connections) this.#open(this.#queue.shift()!);
+    // An upload's place freed while connections sit idle: a waiting upload takes one of them.
+    const conn = this.#idle.length > 0 ? this.#idleConn() : undefined;
+    if (conn !== undefined) {
+      const x = this.#takeNext();
+      if (x !== undefined) this.#start(this.#counted(x, conn), x);
+      else this.#idle.push(conn);
+      return;
+    }
+    if (this.#busy.size + this.#connecting >= this.#opts.connections) return;
+    const x = this.#takeNext();
+    if (x !== undefined) this.#open(this.#counted(x, x));
   }
 
   #idleCheck(): void {
