@@ -67,3 +67,10 @@ export function isHostValue(s: string): boolean {
 export function isHeaderName(name: string): boolean {
   return name.length <= 100 && isToken(name);
 }
+
+/** Whether a comma-separated header (`Connection`, `Upgrade`, `Transfer-Encoding`) lists `token`, case aside. */
+export function hasToken(value: string | readonly string[] | undefined, token: string): boolean {
+  if (value === undefined) return false;
+  const all = typeof value === 'string' ? value : value.join(',');
+  return all.split(',').some((v) => v.trim().toLowerCase() === token);
+}

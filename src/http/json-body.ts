@@ -5,6 +5,7 @@
  * string (neither SQLite nor PostgreSQL stores them in text as given). Checked once where bodies
  * are read, so no field can forget.
  */
+import { repeatedKey } from './json-keys.ts';
 
 export const MAX_DEPTH = 64;
 
@@ -16,6 +17,14 @@ export interface BodyProblem {
 
 export function jsonBodyProblem(value: unknown): BodyProblem | undefined {
   return walk(value, '', 0);
+}
+
+/** A member written twice in one object of the body's text (`JSON.parse` keeps the last silently). */
+export function repeatedKeyProblem(text: string): BodyProblem | undefined {
+  const repeated = repeatedKey(text);
+  if (repeated === null) return undefined;
+  const field = named(repeated.path === '' ? repeated.key : `${repeated.path}.${repeated.key}`);
+  return { field, detail: `${field} is written twice in one object; write it once.` };
 }
 
 /** The field's path as a refusal names it: cut, since a caller chose its keys. */

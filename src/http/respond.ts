@@ -1,8 +1,7 @@
 import type { Logger } from '../log/logger.ts';
 import { GatewayError, problemOf } from './errors.ts';
 import type { Exchange, OutgoingHeaders } from './exchange.ts';
-import { jsonBodyProblem } from './json-body.ts';
-import { repeatedKey } from './json-keys.ts';
+import { jsonBodyProblem, repeatedKeyProblem } from './json-body.ts';
 import type { ApiReply, Router, RequestContext, RouteDoc } from './router.ts';
 
 const API_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' } as const;
@@ -66,15 +65,7 @@ export async function readJson(ex: Exchange, limit = API_BODY_LIMIT): Promise<un
   } catch (err) {
     throw new GatewayError('body.invalid-json', `The request body is not valid JSON${jsonFault(err)}.`);
   }
-  // JSON.parse keeps the last of a member written twice: the caller must hear which one is not taken.
-  const repeated = repeatedKey(text);
-  if (repeated !== null) {
-    const whole = repeated.path === '' ? repeated.key : `${repeated.path}.${repeated.key}`;
-    // Cut: a caller chose the keys.
-    const field = whole.length > 200 ? `${whole.slice(0, 199)}…` : whole;
-    throw new GatewayError('field.invalid', `${field} is written twice in one object; write it once.`, field);
-  }
-  const problem = jsonBodyProblem(value);
+  const problem = repeatedKeyProblem(text) ?? jsonBodyProblem(value);
   if (problem) throw new GatewayError('field.invalid', problem.detail, problem.field);
   return value;
 }

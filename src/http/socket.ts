@@ -4,6 +4,7 @@
  */
 import type { Exchange, RequestHead } from './exchange.ts';
 import { GatewayError } from './errors.ts';
+import { hasToken } from './grammar.ts';
 
 /** Close codes the gateway uses (RFC 6455 7.4.1); docs/live.md says what a client does with each. */
 export const CLOSE = {
@@ -142,12 +143,6 @@ export function handshakeRefusal(req: SocketRequest): GatewayError | null {
     return new GatewayError('websocket.handshake', 'An upgrade request carries no body.');
   }
   return null;
-}
-
-/** Whether a comma-separated header holds `token`, without regard to case. */
-function hasToken(value: string | undefined, token: string): boolean {
-  if (value === undefined) return false;
-  return value.split(',').some((t) => t.trim().toLowerCase() === token);
 }
 
 /**

@@ -68,7 +68,8 @@ export class TlsExchange implements Exchange {
     flight.enter();
     this.headers = readNodeHeaders(req);
     let url = req.url ?? '/';
-    const absolute = ABSOLUTE_FORM.exec(url);
+    // Origin form (`/…`) is nearly every request: the expression runs only for the others.
+    const absolute = url.charCodeAt(0) === 0x2f ? null : ABSOLUTE_FORM.exec(url);
     if (absolute !== null) {
       // RFC 9112 3.2.2: the target's authority is the request's host, whatever Host said. One
       // holding user information (`user:pw@host`) is then a Host the gateway refuses (400), and

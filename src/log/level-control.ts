@@ -67,7 +67,7 @@ export class LevelControl {
         this.#timer = null;
         this.#revertsAt = null;
         // Said before the move, under the more talkative level in force.
-        this.#say(this.hub.level, 'the operational log level returned to its startup level', { to: this.startup, after: '30 minutes' });
+        this.#say('the operational log level returned to its startup level', { to: this.startup, after: '30 minutes' });
         this.#set(this.startup);
       });
     }
@@ -77,7 +77,7 @@ export class LevelControl {
     const said = { to: current.level, by: current.by, revertsAt: this.#revertsAt === null ? null : new Date(this.#revertsAt).toISOString() };
     const louder = RANK[current.level] < RANK[this.hub.level];
     if (louder) this.#set(current.level);
-    this.#say(this.hub.level, 'operational log level set', said);
+    this.#say('operational log level set', said);
     if (!louder) this.#set(current.level);
   }
 
@@ -85,10 +85,9 @@ export class LevelControl {
    * A line about the level, at info, or at the level in force when that is warn or error: a node
    * that runs at warn still records who moved its level and where.
    */
-  #say(inForce: LogLevel, msg: string, attrs: Record<string, unknown>): void {
-    if (inForce === 'warn') this.log.warn(msg, attrs);
-    else if (inForce === 'error') this.log.error(msg, attrs);
-    else this.log.info(msg, attrs);
+  #say(msg: string, attrs: Record<string, unknown>): void {
+    const inForce = this.hub.level;
+    this.log[inForce === 'warn' || inForce === 'error' ? inForce : 'info'](msg, attrs);
   }
 
   state(): LevelState {

@@ -9,7 +9,7 @@
  * whole (at most MAX_HEAD bytes, the unfinished part copied aside), the body is handed on in slices
  * of that buffer, never copied: the sink copies what it keeps past `data`.
  */
-import { isFieldValue, isToken } from '../../http/grammar.ts';
+import { hasToken, isFieldValue, isToken } from '../../http/grammar.ts';
 import { headerRecord } from '../../http/header-record.ts';
 
 /** A refusal of the answer: the connection cannot be trusted for another request. */
@@ -304,8 +304,3 @@ const KNOWN_NAMES: ReadonlyMap<string, string> = new Map(
     .flatMap((n) => [n, n.replace(/(^|-)([a-z])/g, (_m, d: string, c: string) => d + c.toUpperCase())].map((spelling) => [spelling, n] as const)),
 );
 
-function hasToken(value: string | string[] | undefined, token: string): boolean {
-  if (value === undefined) return false;
-  const all = typeof value === 'string' ? value : value.join(',');
-  return all.split(',').some((v) => v.trim().toLowerCase() === token);
-}
