@@ -1,6 +1,7 @@
 // Runs every *.test.ts under test/ with node:test through tsx. Node 20's --test takes no globs.
-import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { dirname, join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
 const roots = process.argv.slice(2).length ? process.argv.slice(2) : ['test'];
@@ -14,10 +15,23 @@ const db = process.env.MEERKAT_TEST_DATABASE ?? 'sqlite';
 
 // The gateways the tests boot serve the console and run their workers, and the gateway processes
 // the whole command, from the compiled tree (see siblingModule in src/workers/spawn.ts and test/helpers/process.ts):
-// compiled here, from the same sources, before any test starts.
+// type-checked and compiled here, from the same sources, before any test starts.
 // The console's files (dist/console) are built by the same command; the browser tests load them.
-const built = spawnSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
-if (built.status !== 0) process.exit(built.status ?? 1);
+// A second run on the same sources and the same compiled tree (CI's PostgreSQL pass after the
+// SQLite one) skips both: the stamp names the inputs' digest and the compiled files as written.
+const stamp = join('node_modules', '.cache', 'meerkat-checked');
+const inputs = digestOf(['src', 'console', 'test', 'bench', 'bin', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json']);
+const previous = existsSync(stamp) ? readFileSync(stamp, 'utf8') : '';
+if (previous !== `${inputs} ${treeOf('dist')}`) {
+  for (const script of ['typecheck', 'build']) {
+    const done = spawnSync('npm', ['run', '--silent', script], { stdio: 'inherit' });
+    if (done.status !== 0) process.exit(done.status ?? 1);
+  }
+  mkdirSync(dirname(stamp), { recursive: true });
+  writeFileSync(stamp, `${inputs} ${treeOf('dist')}`);
+} else {
+  console.log('# type-checked and compiled already from these sources');
+}
 
 console.log(`# ${files.length} test files on ${db}`);
 const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', ...files], {
@@ -25,3 +39,29 @@ const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-conc
   env: { ...process.env, MEERKAT_COMPILED: '1' },
 });
 process.exit(r.status ?? 1);
+
+/** SHA-256 over the paths and contents of every file under `roots`, in a stable order. */
+function digestOf(roots) {
+  const hash = createHash('sha256');
+  const visit = (p) => {
+    if (!existsSync(p)) return;
+    if (statSync(p).isDirectory()) {
+      for (const e of readdirSync(p).sort()) if (e !== 'node_modules' && e !== '.runs' && e !== '.artifacts' && e !== '.tmp') visit(join(p, e));
+    } else hash.update(`${p}\0`).update(readFileSync(p)).update('\0');
+  };
+  roots.forEach(visit);
+  return hash.digest('hex');
+}
+
+/** The compiled tree as written: each file's path, size and modification time. */
+function treeOf(root) {
+  const hash = createHash('sha256');
+  const visit = (p) => {
+    if (!existsSync(p)) return;
+    const s = statSync(p);
+    if (s.isDirectory()) for (const e of readdirSync(p).sort()) visit(join(p, e));
+    else hash.update(`${p} ${s.size} ${s.mtimeMs}\n`);
+  };
+  visit(root);
+  return hash.digest('hex');
+}

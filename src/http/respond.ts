@@ -1,6 +1,7 @@
 import type { Logger } from '../log/logger.ts';
 import { GatewayError, problemOf } from './errors.ts';
 import type { Exchange, OutgoingHeaders } from './exchange.ts';
+import { isUtf8 } from 'node:buffer';
 import { jsonBodyProblem, repeatedKeyProblem } from './json-body.ts';
 import type { ApiReply, Router, RequestContext, RouteDoc } from './router.ts';
 
@@ -23,6 +24,8 @@ export function sendProblem(ex: Exchange, err: GatewayError, headers: OutgoingHe
   if (typeof retry === 'number') extra['retry-after'] = String(retry);
   // What to upgrade to, and the one version of the WebSocket protocol spoken (RFC 6455 4.4).
   if (err.code === 'upgrade-required') Object.assign(extra, { upgrade: 'websocket', 'sec-websocket-version': '13' });
+  // A 401 names the scheme that would open the door (RFC 9110 11.6.1, RFC 6750 3).
+  if (err.code === 'unauthenticated') extra['www-authenticate'] = 'Bearer realm="meerkat"';
   ex.send(err.status, {
     ...API_HEADERS,
     'content-type': 'application/problem+json; charset=utf-8',
@@ -58,6 +61,9 @@ export async function readJson(ex: Exchange, limit = API_BODY_LIMIT): Promise<un
   if (type !== 'application/json' && !type.endsWith('+json')) {
     throw new GatewayError('body.media-type', `Send the body as application/json (got "${type || 'no content type'}").`);
   }
+  // RFC 8259 asks for UTF-8: a byte that is not would become U+FFFD and be stored as something
+  // the caller never sent.
+  if (!isUtf8(raw)) throw new GatewayError('body.invalid-json', 'The request body is not valid UTF-8, which JSON must be written in.');
   let value: unknown;
   const text = raw.toString('utf8');
   try {
@@ -95,6 +101,13 @@ export async function serveApi<P>(router: Router<P>, ex: Exchange, authenticate:
   }
   const principal = await authenticate(match.route.doc);
   const query = new URLSearchParams(ex.query);
+  // URLSearchParams turns bytes that are not UTF-8 into U+FFFD: a filter would then match, or a
+  // name be stored, as something the caller never wrote.
+  const notUtf8 = ex.query === '' ? undefined : ex.query.split('&').find((part) => !decodesAsUtf8(part));
+  if (notUtf8 !== undefined) {
+    const name = notUtf8.split('=')[0]!.slice(0, 100);
+    throw new GatewayError('field.invalid', `The query parameter ${name} holds percent-encoded bytes that are not UTF-8.`, name);
+  }
   // No store keeps a NUL in text, and no name or filter needs one: refused before any handler sees it.
   for (const [name, value] of [...Object.entries(match.params), ...query]) {
     if (value.includes('\u0000') || name.includes('\u0000')) throw new GatewayError('field.invalid', `${name.replaceAll('\u0000', '%00')} holds a NUL character (%00).`, name.replaceAll('\u0000', '%00'));
@@ -116,6 +129,17 @@ export async function serveApi<P>(router: Router<P>, ex: Exchange, authenticate:
   else if (reply.raw !== undefined) ex.send(reply.status ?? 200, { ...API_HEADERS, ...reply.headers }, reply.raw);
   else sendJson(ex, reply.status ?? 200, reply.body, reply.headers);
   return true;
+}
+
+function decodesAsUtf8(part: string): boolean {
+  if (!part.includes('%')) return true;
+  try {
+    // A % without two hex digits is kept as written, by URLSearchParams as here.
+    decodeURIComponent(part.replace(/%(?![0-9a-fA-F]{2})/g, '%25'));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Writes each piece as it comes, waiting while the caller reads slowly; stops when the caller left. */

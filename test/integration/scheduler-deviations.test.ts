@@ -283,6 +283,9 @@ test('pause during a retry wait ends the turn failed with a sentence; resume arm
   assert.equal(run!.attempt, 1);
   assert.equal(run!.runId, up.requests[sent]!.headers['gateway-job-run']);
   assert.match(run!.detail, /Attempt 2 was not sent: the schedule was paused\.$/);
+  // The row is the attempt that went out: it has its start (spec 2.2), not null.
+  assert.equal(typeof run!.startedAt, 'number');
+  assert.ok(run!.startedAt <= run!.endedAt && run!.startedAt >= run!.scheduledFor, JSON.stringify(run));
   const resumed = (await internal('POST', `/api/schedules/${s.id}/resume`)).json;
   assert.equal(resumed.nextRunAt, run!.endedAt + 3600, 'the cadence governs');
   await advance('PT10S');

@@ -137,7 +137,7 @@ test('a value of the wrong type answers 400 with a sentence, never 500', async (
 test('a report\'s retryIn takes any ISO 8601 duration and is clamped: P1M puts the turn off a day, PT0.5S a minute', async () => {
   up.handle((_req, res) => { res.writeHead(202); res.end(); });
   try {
-    for (const [retryIn, delayS] of [['P1M', 86_400], ['PT0.5S', 60], ['P1Y', 86_400], ['P0.5D', 43_200]] as const) {
+    for (const [retryIn, delayS] of [['P1M', 86_400], ['PT0.5S', 60], ['P1Y', 86_400], ['P0.5D', 43_200], ['-PT5M', 60]] as const) {
       const s = (await internal('POST', '/api/schedules', { ...BASE, path: `/billing/long-${delayS}`, every: 'PT6H' })).json;
       await internal('POST', `/api/schedules/${s.id}/run`);
       let flight: Record<string, any> | null = null;
@@ -157,4 +157,31 @@ test('a report\'s retryIn takes any ISO 8601 duration and is clamped: P1M puts t
   } finally {
     up.handle(undefined);
   }
+});
+
+test('bytes that are not UTF-8, in the body or a filter, are refused: nothing is stored as U+FFFD', async () => {
+  const before = (await internal('GET', '/api/schedules')).json.length;
+  const body = Buffer.concat([Buffer.from(JSON.stringify({ ...BASE, path: '/billing/latin1', metadata: { team: 'caf' } }).slice(0, -3)), Buffer.from([0xe9]), Buffer.from('"}}')]);
+  const a = await call(`${t.url('internal')}/api/schedules`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, raw: body });
+  assert.equal(a.status, 400, a.text);
+  assert.equal(a.json.code, 'body.invalid-json', a.text);
+  assert.match(a.json.detail, /not valid UTF-8/);
+  assert.equal((await internal('GET', '/api/schedules')).json.length, before, 'nothing stored');
+  // Well-formed UTF-8 is kept as sent.
+  const ok = await internal('POST', '/api/schedules', { ...BASE, path: '/billing/utf8', metadata: { team: 'café' } });
+  assert.equal(ok.status, 201, ok.text);
+  assert.equal(ok.json.metadata.team, 'café');
+  refused(await internal('GET', '/api/schedules?meta.team=caf%E9'), 'field.invalid', 'meta.team', /percent-encoded bytes that are not UTF-8/);
+  const found = await internal('GET', '/api/schedules?meta.team=caf%C3%A9');
+  assert.deepEqual(found.json.map((x: { id: string }) => x.id), [ok.json.id]);
+  // A % without two hex digits is text, as before.
+  assert.equal((await internal('GET', '/api/schedules?meta.team=100%')).status, 200);
+});
+
+test('a filter given twice is refused, naming it; a 401 names the Bearer scheme', async () => {
+  refused(await internal('GET', '/api/schedules?meta.team=a&meta.team=b'), 'filter.invalid', 'meta.team', /given once/);
+  refused(await internal('GET', '/api/schedules?tenant=a&tenant=b'), 'filter.invalid', 'tenant', /given once/);
+  const anonymous = await call(`${t.url('internal')}/api/schedules`);
+  assert.equal(anonymous.status, 401);
+  assert.equal(anonymous.headers['www-authenticate'], 'Bearer realm="meerkat"');
 });

@@ -16,8 +16,12 @@ test('retryIn takes every ISO 8601 duration and clamps the delay to one minute .
   for (const [text, ms] of cases) assert.equal(failed(text).retryInMs, ms, text);
 });
 
+test('a delay in the past (a minus sign) is clamped to one minute, never refused (spec 1.1 rule 17)', () => {
+  for (const text of ['-PT5M', '-P1D', ' -PT0S', '-P0000-00-01T00:00:00']) assert.equal(failed(text).retryInMs, MINUTE, text);
+});
+
 test('only text that is not a duration is refused, naming retryIn', () => {
-  for (const bad of ['soon', 'P', 'PT1.5M30S', '-PT5M', 5, { toString: 'P1D' }, ['P1D'], null, true]) {
+  for (const bad of ['soon', 'P', 'PT1.5M30S', '--PT5M', '+PT5M', '-soon', 5, { toString: 'P1D' }, ['P1D'], null, true]) {
     assert.throws(() => failed(bad), (err: unknown) => err instanceof GatewayError && err.status === 400 && err.field === 'retryIn'
       && /^retryIn is not an ISO 8601 duration: .+\.$/.test(err.detail) && !/object Object|function/.test(err.detail), JSON.stringify(bad));
   }

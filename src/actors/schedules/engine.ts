@@ -60,6 +60,8 @@ export interface Attempt {
   readonly runId: string;
   readonly status: number | null;
   readonly detail: string;
+  /** epoch s; absent from attempts recorded before it was kept */
+  readonly startedAt?: number;
   /** epoch s */
   readonly endedAt: number;
 }
@@ -514,7 +516,7 @@ export class Engine {
         return { type: 'run.advanced', scheduleId: s.id, runId: flight.runId, attempt: flight.attempt, phase: 'accepted' };
       case 'retry': {
         // The same turn again, as a new run; the history row is written when the turn ends.
-        const attempts = [...(flight.attempts ?? []), { attempt: flight.attempt, runId: flight.runId, status: o.status, detail: o.detail, endedAt: Math.floor(now / 1000) }];
+        const attempts = [...(flight.attempts ?? []), { attempt: flight.attempt, runId: flight.runId, status: o.status, detail: o.detail, startedAt: Math.floor(flight.startedAt / 1000), endedAt: Math.floor(now / 1000) }];
         const pending: PendingTurn = { kind: 'retry', scheduledFor: flight.scheduledFor, attempt: flight.attempt + 1, attempts, ofRun: flight.replayOf };
         s.inFlight = null;
         s.leaseUntil = null;
@@ -608,7 +610,7 @@ export class Engine {
       }
       // The attempt that was lost stays in the run's history, with the node that made it.
       const lost: Attempt = {
-        attempt: f.attempt, runId: f.runId, status: null, endedAt: Math.floor(now / 1000),
+        attempt: f.attempt, runId: f.runId, status: null, startedAt: Math.floor(f.startedAt / 1000), endedAt: Math.floor(now / 1000),
         detail: f.handedOver
           ? `The gateway ${f.node} stopped cleanly before the answer and handed the call over; sent again by ${this.o.node}.`
           : `The gateway ${f.node} stopped before the answer (its five-minute lease ran out); sent again by ${this.o.node}.`,
@@ -633,10 +635,13 @@ export class Engine {
     const earlier = f.attempts ?? [];
     const attempts = end.made
       ? (end.made.length > 1 ? end.made : null)
-      : earlier.length === 0 ? null : [...earlier, { attempt: f.attempt, runId: f.runId, status: end.status, detail: end.detail.slice(0, 500), endedAt: Math.floor(now / 1000) }];
+      : earlier.length === 0 ? null : [...earlier, { attempt: f.attempt, runId: f.runId, status: end.status, detail: end.detail.slice(0, 500), startedAt: Math.floor(f.startedAt / 1000), endedAt: Math.floor(now / 1000) }];
+    // A turn let go after its attempts: the row is its last attempt's, which went out.
+    const lastMade = end.made?.at(-1);
+    const startedAt = lastMade ? (lastMade.startedAt === undefined ? null : lastMade.startedAt * 1000) : f.attempt === 0 ? null : f.startedAt;
     return {
       id: historyId(), scheduleId, runId: f.runId, attempt: f.attempt, node: f.node,
-      scheduledFor: f.scheduledFor, startedAt: f.attempt === 0 || end.made ? null : f.startedAt, endedAt: now,
+      scheduledFor: f.scheduledFor, startedAt, endedAt: now,
       state: end.state, status: end.status, detail: end.detail.slice(0, 2000),
       cause: f.cause ?? (f.replayOf ? 'replay' : null), ofRun: f.replayOf, attempts,
     };

@@ -85,8 +85,12 @@ export function compileExpression(key: string, source: string): RegExp {
 /** Reads the list's query string. Unknown parameters are refused (a typo is not "no filter"). */
 export function parseFilters(query: URLSearchParams, also: readonly string[] = []): Filter[] {
   const filters: Filter[] = [];
+  const seen = new Set<string>();
   for (const [name, value] of query) {
     if (also.includes(name)) continue;
+    // As every list of the API: which of two values was meant is not guessed.
+    if (seen.has(name)) throw new GatewayError('filter.invalid', `${name.slice(0, 100)} is given once.`, name.slice(0, 100));
+    seen.add(name);
     if (name.startsWith('meta.') && name.length > 5) {
       const key = name.slice(5);
       if (value.startsWith('~')) {

@@ -35,10 +35,13 @@ export function parseReport(value: unknown): RunReportInput {
   let retryInMs: number | undefined;
   if (f.retryIn !== undefined) {
     if (state !== 'failed') throw invalidField('retryIn', 'retryIn goes with state failed: it puts the turn off.');
-    const d = readNominalDuration(f.retryIn);
+    // A delay in the past (`-PT5M`, ISO 8601-2's sign) is clamped as a Retry-After of -5 is
+    // (spec 1.1 rule 17: clamped, never refused); the rest of the text must still be a duration.
+    const negative = typeof f.retryIn === 'string' && /^\s*-/.test(f.retryIn);
+    const d = readNominalDuration(negative ? (f.retryIn as string).trim().slice(1) : f.retryIn);
     if (!d.ok) throw invalidField('retryIn', `retryIn is not an ISO 8601 duration: ${d.reason}.`);
     // Months and years have no fixed length, but any of them is past a day: the clamp decides.
-    retryInMs = Math.min(MAX_DEFERRAL_MS, Math.max(MIN_DEFERRAL_MS, d.ms));
+    retryInMs = negative ? MIN_DEFERRAL_MS : Math.min(MAX_DEFERRAL_MS, Math.max(MIN_DEFERRAL_MS, d.ms));
   }
   return {
     run: f.run, state: state as RunReportInput['state'],

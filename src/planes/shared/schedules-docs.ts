@@ -31,7 +31,10 @@ export const RUN_DOC: Schema = {
     node: { type: ['string', 'null'] }, scheduledFor: { type: ['integer', 'null'] }, startedAt: { type: ['integer', 'null'] },
     endedAt: { type: 'integer' }, state: { type: 'string', enum: ['done', 'failed', 'lost', 'dropped'] },
     status: { type: ['integer', 'null'], description: 'the answer\'s status; null when there was none (a dropped turn, an attempt lost with its gateway)' }, detail: { type: 'string' }, cause: { type: 'string' }, ofRun: { type: 'string' },
-    attempts: { type: 'array', items: { type: 'object' } },
+    attempts: {
+      type: 'array', description: 'every attempt of a retried turn, oldest first',
+      items: { type: 'object', properties: { attempt: { type: 'integer' }, runId: { type: 'string' }, status: { type: ['integer', 'null'] }, detail: { type: 'string' }, startedAt: { type: 'integer', description: 'epoch s; absent on attempts recorded before it was kept' }, endedAt: { type: 'integer', description: 'epoch s' } } },
+    },
   },
 };
 
