@@ -440,3 +440,54 @@ test('a retry or deferral that comes round later than catchUp is not sent', asyn
     await svc.close();
   }
 });
+
+test('a test clock moved past a lease while this gateway\'s call is open is not a dead gateway: no run is sent twice', async () => {
+  // Spec 1.1 rules 11 and 16: the same run goes out again only when its gateway stopped; a retry
+  // is a new run. One advance of an hour crosses the retry's wait and its lease at once.
+  up.handle((_req, res) => { res.writeHead(503); res.end('down for now'); });
+  try {
+    const from = up.requests.length;
+    const s = await create({ path: '/jobs/jump', every: 'P1D', catchUp: 86_400 });
+    await runNow(s.id);
+    await receivedAt(from + 1);
+    await armed(s.id);
+    await advance('PT1H');
+    await receivedAt(from + 2);
+    await armed(s.id);
+    await advance('PT1H');
+    const [run] = await runs(s.id, 1);
+    const sent = up.requests.slice(from).filter((q) => q.url === '/svc/jobs/jump');
+    const ids = sent.map((q) => q.headers['gateway-job-run']);
+    assert.equal(sent.length, 3, JSON.stringify(ids));
+    assert.equal(new Set(ids).size, 3, `each attempt is a new run: ${JSON.stringify(ids)}`);
+    assert.deepEqual(sent.map((q) => q.headers['gateway-job-attempt']), ['1', '2', '3']);
+    assert.equal(run!.state, 'failed');
+    assert.deepEqual(run!.attempts.map((a: Json) => a.status), [503, 503, 503]);
+    assert.doesNotMatch(JSON.stringify(run), /stopped before the answer/);
+  } finally {
+    up.handle(undefined);
+  }
+});
+
+test('a call still open when the test clock jumps past its lease ends by its own timeout, once', async () => {
+  let release: (() => void) | undefined;
+  up.handle((_req, res) => new Promise<void>((done) => { release = () => { if (!res.headersSent) { res.writeHead(200); res.end('late'); } done(); }; }));
+  try {
+    const from = up.requests.length;
+    const s = await create({ path: '/jobs/slow', every: 'P1D', timeout: 'PT30S' });
+    await runNow(s.id);
+    await receivedAt(from + 1);
+    await advance('PT10M');
+    release?.();
+    await armed(s.id);
+    await pause();
+    const sent = up.requests.slice(from).filter((q) => q.url === '/svc/jobs/slow');
+    const ids = sent.map((q) => `${q.headers['gateway-job-run']}#${q.headers['gateway-job-attempt']}`);
+    assert.equal(new Set(sent.map((q) => q.headers['gateway-job-run'])).size, sent.length, `no run twice: ${JSON.stringify(ids)}`);
+    const current = await schedule(s.id);
+    assert.doesNotMatch(JSON.stringify(current), /stopped before the answer/);
+  } finally {
+    release?.();
+    up.handle(undefined);
+  }
+});

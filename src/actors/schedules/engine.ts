@@ -132,7 +132,11 @@ export class Engine {
   #stopped = false;
   #quiesced: Promise<void> | undefined;
   #listener: Listener | undefined;
-  /** Calls sent and not yet answered: run id → when sent. */
+  /**
+   * Calls sent and not yet answered: run id → when sent, in real time (`performance.now()`). An
+   * answer the main thread never gave is a fault of this process, not a move of the gateway's
+   * clock: a test clock moved past a lease must not count it lost.
+   */
   readonly #calling = new Map<string, number>();
   /** The last look stopped at maxCalls: answers that make room look again. */
   #full = false;
@@ -244,7 +248,7 @@ export class Engine {
     this.#full = false;
     for (;;) {
       const now = this.o.clock.now();
-      const room = this.#room(now);
+      const room = this.#room();
       if (room === 0) {
         this.#full = true;
         break;
@@ -262,7 +266,8 @@ export class Engine {
    * How many more calls may go out. An answer that never came (the main thread lost it) stops
    * counting when its lease ends: the lease settles that run.
    */
-  #room(now: number): number {
+  #room(): number {
+    const now = performance.now();
     for (const [run, sentAt] of this.#calling) {
       if (now - sentAt < LEASE_MS) break; // Oldest first: the rest are younger.
       this.#calling.delete(run);
@@ -273,7 +278,7 @@ export class Engine {
   #send(call: ScheduledCall): void {
     // A re-send keeps its run id: moved to the end, so the map stays in sending order.
     this.#calling.delete(call.runId);
-    this.#calling.set(call.runId, this.o.clock.now());
+    this.#calling.set(call.runId, performance.now());
     this.o.emit({ type: 'call', call });
   }
 
@@ -594,6 +599,8 @@ export class Engine {
    * while attempts stay under three and the turn within catchUp.
    */
   async #expireLeases(now: number): Promise<void> {
+    // Answers already here are written first: their runs are closed, not lost.
+    while (this.#writing) await this.#writing;
     const ended = await endedLeases(this.o.store, this.o.buckets, now, BATCH);
     if (ended.length === 0) return;
     // Keyed by id: a batch tried again after a conflict must not send a call twice.
@@ -601,6 +608,15 @@ export class Engine {
     await this.#batch(ended, now, (s, tx) => {
       const f = s.inFlight as unknown as Flight | null;
       if (!f || s.leaseUntil == null || s.leaseUntil > now) return null;
+      if (f.phase !== 'accepted' && f.node === this.o.node && this.#calling.has(f.runId)) {
+        // This gateway is alive and its call still open: the call's own deadline ends it, well
+        // before a lease in real time. Only a test clock moved past both gets here; the lease
+        // is renewed so that no other node takes the call as a dead gateway's.
+        const renewed = { ...f, leaseUntil: now + LEASE_MS };
+        s.inFlight = renewed as unknown as Record<string, unknown>;
+        s.leaseUntil = renewed.leaseUntil;
+        return 'changed';
+      }
       if (f.phase === 'accepted') {
         return this.#closeIn(s, runsOf(tx), f, { state: 'lost', status: 202, detail: 'Accepted (202), then no report for five minutes: closed as lost, not sent again.' }, now, true);
       }
