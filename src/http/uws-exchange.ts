@@ -91,6 +91,8 @@ export class UwsExchange implements Exchange {
   #abortHandlers: Array<() => void> | null = null;
   #headSent = false;
   #bodilessHead = false;
+  /** Chunks were written with the head: the answer is chunked and its head is out. */
+  #chunked = false;
   /** Made by writeHead for a streamed answer of a stated length only (see uws-stated-length.ts). */
   #stated: StatedLengthBody | undefined = undefined;
   /**
@@ -250,6 +252,7 @@ export class UwsExchange implements Exchange {
       this.#headOut();
       ok = this.res.write(chunk);
     });
+    this.#chunked = true;
     return ok;
   }
 
@@ -274,10 +277,14 @@ export class UwsExchange implements Exchange {
     }
     this.responded = true;
     const res = this.res;
+    // Once chunks went out, uWS's `end(…, true)` writes its `Connection: close` line where the
+    // body is (the head is gone): the answer would end malformed. A head written while draining
+    // already says `connection: close`; one written before leaves the connection to the drain.
+    const close = this.flight.draining && !this.#chunked;
     res.cork(() => {
       this.#headOut();
-      if (this.#bodilessHead) endBodiless(res, this.flight.draining);
-      else res.end(chunk ?? '', this.flight.draining);
+      if (this.#bodilessHead) endBodiless(res, close);
+      else res.end(chunk ?? '', close);
     });
     this.#finish();
   }
