@@ -96,6 +96,10 @@ export async function issueCertificate(opts: AcmeIssueOptions): Promise<AcmeIssu
       const finalized = await ask(agent, () => client.finalizeOrder(order, csr));
       const cert = await ask(agent, () => client.getCertificate(finalized));
       log('acme certificate issued', { directory: opts.directory, names });
+      // The proofs are spent (RFC 8555 7.5.2): the next order proves control afresh, so a renewal
+      // cannot ride on a cached authorization while the way it is answered is broken (HTTP
+      // switched off, a door moved) and fail only once the authority stops reusing it.
+      await Promise.allSettled(authorizations.map((authz) => client.deactivateAuthorization(authz)));
       return { cert, key: certKey.toString(), accountKey, accountUrl };
     });
   } catch (err) {
