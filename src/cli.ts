@@ -3,7 +3,7 @@
  * 1 failure at run time, 64 usage error, 65 what was asked is refused (an unknown account, route
  * or role; a database that holds no gateway), 70 an actor could not start, 78 a setting refused.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, writeSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { LogHub, errorAttrs } from './log/logger.ts';
 import { loadSettings, SettingsError, type Settings } from './settings/settings.ts';
@@ -55,7 +55,8 @@ async function start(): Promise<void> {
   const stop = (signal: string) => {
     signals++;
     if (signals > 1) {
-      log.warn('second signal: exiting without waiting', { signal });
+      // Said straight to standard error: the LogShipper's thread would not write it before the exit.
+      writeSync(2, `meerkat: second ${signal}: exiting at once, without waiting for the requests in flight\n`);
       process.exit(1);
     }
     log.info('signal received', { signal });

@@ -70,6 +70,33 @@ test('meerkat start serves /readyz on all three planes; SIGTERM drains a request
   }
 });
 
+test('a second SIGTERM during the drain exits at once with code 1 and says so on standard error', async () => {
+  const db = await createTestDatabase();
+  try {
+    const gw = await startProcess(loopbackEnv({ ...dbEnv(db) }));
+    // A request whose body never comes keeps the drain waiting.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => { release = r; });
+    async function* neverDone() {
+      yield Buffer.from('{"name":"root",');
+      await gate;
+    }
+    const inFlight = request(`${gw.urls.control}/api/session`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'content-length': '100' }, body: Readable.from(neverDone()),
+    }).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 200));
+    gw.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    gw.child.kill('SIGTERM');
+    assert.equal(await gw.exited, 1);
+    assert.match(gw.stderr(), /meerkat: second SIGTERM: exiting at once/);
+    release();
+    await inFlight;
+  } finally {
+    await db.drop();
+  }
+});
+
 test('bad settings stop the process with a sentence naming the variable', async () => {
   const cases: Array<[string, string]> = [['GATEWAY_ADDR', 'nonsense'], ['GATEWAY_VAULT_KEY', 'xyz'], ['GATEWAY_CLOCK', 'manual']];
   for (const [name, value] of cases) {
