@@ -114,6 +114,7 @@ export const ERRORS = {
   'acme.authority-in-use': { status: 409, title: 'Authority in use', detail: 'Orders still ask this ACME authority; delete them first.' },
   'logs.no-collector': { status: 409, title: 'No collector', detail: 'The logs cannot be pushed: no collector is configured (GATEWAY_OTLP_ENDPOINT).' },
   'actor.unavailable': { status: 503, title: 'Temporarily unavailable', detail: 'A part of the gateway is restarting; try again in a moment.' },
+  'store.unavailable': { status: 503, title: 'Database unavailable', detail: 'The database cannot take this request now (it does not answer, is full or is held by another writer); try again in a moment.' },
   'not-ready': { status: 503, title: 'Not ready', detail: 'The gateway is not ready to serve.' },
   'draining': { status: 503, title: 'Stopping', detail: 'This gateway is stopping; send the request to another node.' },
   'internal': { status: 500, title: 'Internal error', detail: 'The gateway failed to answer this request; its operational log has the details.' },

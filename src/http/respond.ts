@@ -2,6 +2,7 @@ import type { Logger } from '../log/logger.ts';
 import { GatewayError, problemOf } from './errors.ts';
 import type { Exchange, OutgoingHeaders } from './exchange.ts';
 import { isUtf8 } from 'node:buffer';
+import { storeUnavailable } from '../store/unavailable.ts';
 import { jsonBodyProblem, repeatedKeyProblem } from './json-body.ts';
 import type { ApiReply, Router, RequestContext, RouteDoc } from './router.ts';
 
@@ -44,6 +45,11 @@ export function sendFailure(ex: Exchange, err: unknown, log: Logger): void {
   // flood the operational log with errors.
   if (ex.aborted) {
     log.debug('request ended: the caller left', { plane: ex.plane, method: ex.method, path: ex.path, error: err instanceof Error ? err.message : String(err) });
+    return;
+  }
+  if (storeUnavailable(err)) {
+    log.warn('request refused: the database cannot take it now', { plane: ex.plane, method: ex.method, path: ex.path, error: (err as Error).message });
+    if (!ex.responded) sendProblem(ex, new GatewayError('store.unavailable', undefined, undefined, { retryAfter: 5 }));
     return;
   }
   log.error('request failed', {

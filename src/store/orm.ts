@@ -57,6 +57,28 @@ function beginImmediate(): void {
   Transaction.prototype.__immediate = true;
 }
 
+/**
+ * A statement libsql failed (SQLITE_BUSY once the busy timeout ran out, a full disk) stays in
+ * progress on its connection until the collector happens to free it: the next transaction on that
+ * connection began, could not commit ("SQL statements in progress"), and held the write lock for
+ * every thread of the gateway until then. A connection that failed a statement is therefore
+ * retired: the pool's validation (the dialect's ten-second rule, which reads `__created`) replaces
+ * it at its next acquire, and what comes after runs on a fresh one.
+ */
+function retireFailedConnections(dialect: { prototype: { _query(conn: { __created?: number }, obj: unknown): Promise<unknown>; __retires?: true } }): void {
+  if (dialect.prototype.__retires) return;
+  const query = dialect.prototype._query;
+  dialect.prototype._query = async function retiring(this: unknown, conn: { __created?: number }, obj: unknown) {
+    try {
+      return await query.call(this, conn, obj);
+    } catch (err) {
+      if (conn) conn.__created = 0;
+      throw err;
+    }
+  };
+  dialect.prototype.__retires = true;
+}
+
 /** How long a SQLite writer waits for the lock another thread holds before it gives up. */
 const SQLITE_BUSY_TIMEOUT_MS = 5000;
 
@@ -99,6 +121,7 @@ export async function openStore(options: StoreOptions, open: OpenOptions = {}): 
     driver = 'sqlite';
     mkdirSync(options.dataDir, { recursive: true });
     beginImmediate();
+    retireFailedConnections((await import('@mikro-orm/knex')).LibSqlKnexDialect as unknown as Parameters<typeof retireFailedConnections>[0]);
     const { MikroORM: LibSqlORM } = await import('@mikro-orm/libsql');
     orm = await LibSqlORM.init({
       ...common,

@@ -69,9 +69,13 @@ interface Pending {
   reject(err: Error): void;
 }
 
-/** Rebuilds an error that crossed from a worker: our own codes stay GatewayErrors. */
+/**
+ * Rebuilds an error that crossed from a worker: our own codes stay GatewayErrors. `internal` is
+ * what an error without a code of its own crosses as (a driver's, a bug): it stays a plain error,
+ * so that it is logged whole and its message, which may quote internals, never reaches a caller.
+ */
 export function fromWire(err: WireError): Error {
-  if (Object.hasOwn(ERRORS, err.code)) return new GatewayError(err.code as ErrorCode, err.message, err.field, err.extra);
+  if (err.code !== 'internal' && Object.hasOwn(ERRORS, err.code)) return new GatewayError(err.code as ErrorCode, err.message, err.field, err.extra);
   const e = new Error(err.message) as Error & { code: string };
   e.name = err.name;
   e.code = err.code;
