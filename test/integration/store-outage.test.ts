@@ -14,6 +14,7 @@ import { startTestGateway } from '../helpers/gateway.ts';
 import { signInAdmin } from '../helpers/admin.ts';
 import { call } from '../helpers/http.ts';
 import { startUpstream } from '../helpers/upstream.ts';
+import { advanceClock, internalWith, schedulingStand, schedulesToken } from '../helpers/scheduler.ts';
 import { sqliteFile } from '../../src/store/orm.ts';
 
 /** Holds SQLite's write lock until its standard input closes. */
@@ -127,5 +128,38 @@ test('a transaction the database refused leaves no connection broken: the next o
   } finally {
     await store.close();
     await db.drop();
+  }
+});
+
+test('a turn due while the database was away goes out seconds after it is back, not at the once-a-minute backstop', async () => {
+  const { t, up, root } = await schedulingStand();
+  let away: { end(): Promise<void> } | undefined;
+  try {
+    assert.equal((await root.put('/api/routes/jobs', { upstream: up.origin, paths: ['/jobs'] })).status, 201);
+    const token = await schedulesToken(root, 'jobs-svc', ['jobs'], []);
+    const internal = internalWith(() => t.url('internal'), () => token);
+    const created = await internal('POST', '/api/schedules', { routeId: 'jobs', roles: [], path: '/jobs/outage', every: 'PT1H' });
+    assert.equal(created.status, 201, created.text);
+    const seen = t.logs.length;
+    away = await outage(t.db);
+    await advanceClock(t.url('control'), 'PT1H');
+    for (let i = 0; i < 400 && !t.logs.slice(seen).some((l) => l.msg.startsWith('scheduler tick failed')); i++) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(t.logs.slice(seen).some((l) => l.msg.startsWith('scheduler tick failed; looking again in 5 s')), JSON.stringify(t.logs.slice(seen).map((l) => l.msg)));
+    await away.end();
+    away = undefined;
+    // 5 s, then 10 and 20 while the pool finds its connections again: all before the backstop's minute.
+    let moved = 0;
+    for (const step of [5, 10, 20]) {
+      await advanceClock(t.url('control'), `PT${step}S`);
+      moved += step;
+      for (let i = 0; i < 40 && up.requests.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      if (up.requests.length > 0) break;
+    }
+    assert.equal(up.requests.length, 1, 'the turn went out once');
+    assert.ok(moved < 60, `it went out ${moved} s after the database came back`);
+  } finally {
+    await away?.end();
+    await t.close();
+    await up.close();
   }
 });

@@ -29,6 +29,8 @@ import type { FeedEvent } from './messages.ts';
 const seconds = (ms: number): number => Math.floor(ms / 1000);
 
 export const BACKSTOP_MS = 60_000;
+/** The first look again after a tick failed. */
+const RETRY_TICK_MS = 5_000;
 export const LEASE_MS = 5 * 60_000;
 /** Nodes tell each other here that a turn may be theirs to take (a hand-over). */
 export const CHANNEL = 'meerkat_schedules';
@@ -129,6 +131,8 @@ export class Engine {
   #backstop: Timer | undefined;
   #running: Promise<void> | undefined;
   #again = false;
+  /** Ticks failed in a row: how long the next look waits. */
+  #failedTicks = 0;
   #stopped = false;
   #quiesced: Promise<void> | undefined;
   #listener: Listener | undefined;
@@ -233,7 +237,23 @@ export class Engine {
       return;
     }
     this.#running = this.#tick()
-      .catch((err: unknown) => this.o.log.error('scheduler tick failed; the backstop tries again', errorAttrs(err)))
+      .then(() => { this.#failedTicks = 0; })
+      .catch((err: unknown) => {
+        // A database away for a moment (SQLite's lock held past the busy timeout, a PostgreSQL
+        // restart) should not hold due turns until the backstop: looked at again in 5 s, then
+        // 10, 20, 40, and once a minute while it lasts.
+        const delay = Math.min(BACKSTOP_MS, RETRY_TICK_MS * 2 ** this.#failedTicks);
+        this.#failedTicks++;
+        this.o.log.error(`scheduler tick failed; looking again in ${delay / 1000} s`, errorAttrs(err));
+        const now = this.o.clock.now();
+        const at = now + delay;
+        // The timer armed before may be the one that fired this tick: it is in the past then.
+        if (at < this.#armedAt || this.#armedAt <= now) {
+          this.#timer?.cancel();
+          this.#armedAt = at;
+          this.#timer = this.o.clock.after(delay, () => this.wake());
+        }
+      })
       .finally(() => {
         this.#running = undefined;
         if (this.#again) {
