@@ -319,7 +319,7 @@ export class ActorHost<C extends CallMap, Init = unknown, Event = unknown, T ext
     });
   }
 
-  /** Test and operator hook: ends the worker abruptly, as a crash would (protocol.ts, `exit`). */
+  /** Test hook (no endpoint reaches it): ends the worker abruptly, as a crash would (protocol.ts, `exit`). */
   async kill(): Promise<void> {
     const worker = this.worker;
     if (!worker) return;
