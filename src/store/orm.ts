@@ -18,6 +18,11 @@ export interface StoreOptions {
  */
 export interface OpenOptions {
   readonly migrations?: boolean;
+  /**
+   * Where the driver's own words go (knex says "Connection Error: …" when PostgreSQL ends a
+   * connection): the actor's operational log, not raw lines on standard output around it.
+   */
+  readonly log?: { warn(msg: string, attrs: Record<string, unknown>): void; error(msg: string, attrs: Record<string, unknown>): void };
 }
 
 export interface Store {
@@ -79,6 +84,17 @@ function retireFailedConnections(dialect: { prototype: { _query(conn: { __create
   dialect.prototype.__retires = true;
 }
 
+/** Knex's logger (`log` of its options), said through ours. */
+function driverLog(log: NonNullable<OpenOptions['log']>) {
+  const text = (m: unknown) => (m instanceof Error ? m.message : String(m)).slice(0, 500);
+  return {
+    warn: (m: unknown) => log.warn('database driver warning', { detail: text(m) }),
+    error: (m: unknown) => log.error('database driver error', { detail: text(m) }),
+    deprecate: () => undefined,
+    debug: () => undefined,
+  };
+}
+
 /** How long a SQLite writer waits for the lock another thread holds before it gives up. */
 const SQLITE_BUSY_TIMEOUT_MS = 5000;
 
@@ -97,6 +113,7 @@ export async function openStore(options: StoreOptions, open: OpenOptions = {}): 
     debug: false,
     // Our own operational log reports store failures; the ORM's logger would write around it.
     logger: () => undefined,
+    ...(open.log !== undefined ? { driverOptions: { log: driverLog(open.log) } } : {}),
   };
   let orm: MikroORM;
   let driver: Store['driver'];

@@ -19,6 +19,7 @@ const MESSAGES = [
   /Connection terminated/i,
   /Timeout acquiring a connection/i,
   /the database system is (shutting down|starting up|in recovery mode)/i,
+  /is not currently accepting connections/i,
   /terminating connection due to administrator command/i,
   /is not queryable/i,
   // knex's word for a transaction whose BEGIN or COMMIT the database refused (SQLite's lock held

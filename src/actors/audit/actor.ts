@@ -17,7 +17,7 @@ export const SWEEP_EVERY_MS = 60 * 60_000;
 const SETTINGS_EVERY_MS = 60_000;
 
 runActor<AuditInit, AuditCalls, AuditEvent, AuditTells>(async (init, ctx) => {
-  const store = await openStore({ ...init.store, poolSize: 2 });
+  const store = await openStore({ ...init.store, poolSize: 2 }, { log: ctx.log });
   let settings: AuditSettings = await readAuditSettings(store);
 
   // The collector push (licensed): made when a switch is first on, a copy of the stored lines of

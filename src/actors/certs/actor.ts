@@ -24,7 +24,7 @@ import { nodeServing } from '../node-serving.ts';
 
 runActor<CertInit, CertCalls, CertEvent, CertTells>(async (init, ctx) => {
   // One connection more than the calls need: an order's issuance holds one on PostgreSQL (its lock).
-  const store = await openStore({ ...init.store, poolSize: 3 });
+  const store = await openStore({ ...init.store, poolSize: 3 }, { log: ctx.log });
   const masterKey = Buffer.from(init.masterKey, 'base64');
   let mark = '';
   let records = new Map<string, CertRecord>();

@@ -22,7 +22,7 @@ import { authorityHandlers } from './handlers/authorities.ts';
 import { logHandlers } from './handlers/logs.ts';
 
 runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
-  const store = await openStore({ ...init.store, poolSize: 2 });
+  const store = await openStore({ ...init.store, poolSize: 2 }, { log: ctx.log });
   const masterKey = Buffer.from(init.masterKey, 'base64');
   let mark = '';
   const reported = new Set<string>();

@@ -16,7 +16,7 @@ import { SAMPLE_WIDTH, type MetricsCalls, type MetricsEvent, type MetricsInit, t
 import { OUTCOMES } from './samples.ts';
 
 runActor<MetricsInit, MetricsCalls, MetricsEvent, MetricsTells>(async (init, ctx) => {
-  const store = await openStore({ ...init.store, poolSize: 1 });
+  const store = await openStore({ ...init.store, poolSize: 1 }, { log: ctx.log });
   const ring = new MetricsRing(ctx.clock.now());
   const names = new Map<string, RouteEndpoints>();
   let declared: Record<string, readonly Templated[]> = {};

@@ -20,7 +20,7 @@ import { readSchedulerSettings, writeSchedulerSettings } from './settings.ts';
 import type { FeedEvent } from './messages.ts';
 
 runActor<SchedulesInit, SchedulesCalls, SchedulesEvent, SchedulesTells>(async (init, ctx) => {
-  const store = await openStore({ ...init.store, poolSize: 4 });
+  const store = await openStore({ ...init.store, poolSize: 4 }, { log: ctx.log });
   const now = () => ctx.clock.now();
   const feed = new FeedBus({ store, log: ctx.log, deliver: (event) => ctx.emit({ type: 'feed', event }), listener: init.shard === 0, wanted: init.feedWanted });
   await feed.start();
