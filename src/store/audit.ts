@@ -108,11 +108,28 @@ export async function insertEvents(store: Store, rows: readonly NewAuditRow[]): 
  * The AuditBatcher's batches: lines as recorders hand them, all written by `node`, in one
  * transaction; returns their ids in order. No line is copied on the way.
  */
-export async function insertLines(store: Store, lines: readonly AuditEntry[], node: string): Promise<string[]> {
+export async function insertLines(store: Store, lines: ReadonlyArray<AuditEntry & { readonly id?: string }>, node: string): Promise<string[]> {
   if (lines.length === 0) return [];
-  if (store.driver === 'sqlite') return insertSqlite(store, lines, auditIds(lines.length), node);
+  if (store.driver === 'sqlite') {
+    const fresh = auditIds(lines.length);
+    return insertSqlite(store, lines, lines.map((l, i) => l.id ?? fresh[i]!), node);
+  }
   const written = await store.em().transactional((tx) => insertEventsIn(tx, store.driver, lines.map((l) => ({ ...l, node }))));
   return written.map((r) => r.id);
+}
+
+/**
+ * Which of these ids are stored already: a line told again after its actor crashed may have been
+ * written before the crash, and an id is inserted once (the append-only triggers refuse a second).
+ */
+export async function storedIds(store: Store, ids: readonly string[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
+    const chunk = ids.slice(i, i + INSERT_CHUNK);
+    const rows = await store.em().getConnection().execute<Array<{ id: string }>>(`select id from audit_events where id in (${chunk.map(() => '?').join(', ')})`, chunk, 'all');
+    for (const r of rows) found.add(String(r.id));
+  }
+  return found;
 }
 
 /** The libsql connection as the pool hands it out: synchronous statements. */

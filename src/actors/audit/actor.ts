@@ -2,7 +2,7 @@
 import { runActor } from '../../workers/actor-runtime.ts';
 import { openStore } from '../../store/orm.ts';
 import { errorAttrs } from '../../log/logger.ts';
-import { insertLines, queryEvents, sweepEvents, type AuditRow } from '../../store/audit.ts';
+import { insertLines, queryEvents, storedIds, sweepEvents, type AuditRow } from '../../store/audit.ts';
 import { readAuditSettings, sweepLines, writeAuditSettings, writeLastSweep, type AuditSettings } from '../../store/audit-settings.ts';
 import { every } from '../../clock/every.ts';
 import type { AuditCalls, AuditEntry, AuditEvent, AuditInit, AuditTells } from './messages.ts';
@@ -37,13 +37,26 @@ runActor<AuditInit, AuditCalls, AuditEvent, AuditTells>(async (init, ctx) => {
   };
 
   const dropped = { audit: 0, console: 0 };
-  const writer = new BatchWriter<AuditEntry>({
+  /** A line as it waits: its id, its place, and the kind it was told as (for the main thread's tally). */
+  type Waiting = AuditEntry & { readonly id: string; readonly seq: number; readonly told: 'record' | 'call'; readonly again?: true };
+  const writer = new BatchWriter<Waiting>({
     clock: ctx.clock,
     log: ctx.log,
-    write: async (batch) => {
+    write: async (told) => {
+      // Told again after a crash: a line written before it, or still in the queue that crossed
+      // after the restart (it comes first), is not written twice.
+      let batch = told;
+      if (told.some((l) => l.again)) {
+        const stored = await storedIds(store, told.filter((l) => l.again).map((l) => l.id));
+        const once = new Set<string>();
+        batch = told.filter((l) => !stored.has(l.id) && !once.has(l.id) && once.add(l.id));
+      }
       const ids = await insertLines(store, batch, init.node);
+      const acked = { record: 0, call: 0 };
+      for (const line of told) acked[line.told] = Math.max(acked[line.told], line.seq);
+      ctx.emit({ type: 'audit.acked', ...acked });
       // Rows for the collector are made only when a switch is on.
-      if (pushing()) pushed(batch.map((e, i) => ({ ...e, node: init.node, id: ids[i]! })));
+      if (pushing()) pushed(batch.map(({ seq: _seq, told: _told, again: _again, ...e }, i) => ({ ...e, node: init.node, id: ids[i]! })));
     },
   });
 
@@ -79,13 +92,13 @@ runActor<AuditInit, AuditCalls, AuditEvent, AuditTells>(async (init, ctx) => {
     },
     told: {
       'audit.record': (entries) => {
-        for (const lost of writer.add(entries)) dropped[streamOf(lost)] += 1;
+        for (const lost of writer.add(entries.map((e) => ({ ...e, told: 'record' as const })))) dropped[streamOf(lost)] += 1;
       },
       'audit.call': (calls) => {
-        const entries: AuditEntry[] = [];
+        const entries: Waiting[] = [];
         for (const call of calls) {
           try {
-            entries.push(operationEntry(call));
+            entries.push({ ...operationEntry(call), id: call.id, seq: call.seq, told: 'call', ...(call.again ? { again: true as const } : {}) });
           } catch (err) {
             // A line that cannot be made is lost alone, and said; the batch's others are written.
             dropped.audit += 1;

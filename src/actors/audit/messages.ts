@@ -36,11 +36,19 @@ export interface AuditRecorder {
   recordCall(call: OperationCall): boolean;
 }
 
+/**
+ * A line or a call as told: its id, given on the main thread and kept when it is told again, and
+ * its place in the order of its kind. The main thread keeps what it told until the actor says it
+ * is written, and tells it again to an actor restarted after a crash; the id makes the second
+ * write of a line written before the crash a no-op.
+ */
+export type Sequenced<T> = T & { readonly id: string; readonly seq: number; readonly again?: true };
+
 export type AuditTells = {
   /** Lines to write, in order. */
-  'audit.record': AuditEntry;
+  'audit.record': Sequenced<AuditEntry>;
   /** Audited calls of the data plane: each becomes its line (`operationEntry`) in the actor. */
-  'audit.call': OperationCall;
+  'audit.call': Sequenced<OperationCall>;
   /** Lines already written (in the config actor's transactions): pushed to the collector only. */
   'audit.written': AuditRow;
 };
@@ -62,7 +70,8 @@ export type AuditCalls = {
   'audit.settle': { args: null; result: null };
 };
 
-export type AuditEvent = never;
+/** Every line told up to these places of each kind is written (or was refused for good). */
+export type AuditEvent = { readonly type: 'audit.acked'; readonly record: number; readonly call: number };
 
 export interface AuditInit {
   readonly store: StoreOptions;

@@ -142,6 +142,8 @@ export class Engine {
    * clock: a test clock moved past a lease must not count it lost.
    */
   readonly #calling = new Map<string, number>();
+  /** Answers received and not yet written: their runs are closing, not lost. */
+  readonly #answering = new Set<string>();
   /** The last look stopped at maxCalls: answers that make room look again. */
   #full = false;
 
@@ -427,7 +429,10 @@ export class Engine {
    */
   outcomes(list: readonly CallOutcome[]): void {
     this.#answers.push(...list);
-    for (const o of list) this.#calling.delete(o.runId);
+    for (const o of list) {
+      this.#calling.delete(o.runId);
+      this.#answering.add(o.runId);
+    }
     // Room for a whole batch again: take the turns that waited.
     if (this.#full && this.o.maxCalls - this.#calling.size >= Math.min(BATCH, this.o.maxCalls)) {
       this.#full = false;
@@ -479,6 +484,8 @@ export class Engine {
       for (const { s } of written) this.#movedBy(s);
     } catch (err) {
       this.o.log.error('call outcomes could not be written; their lease settles them', { count: batch.length, ...errorAttrs(err) });
+    } finally {
+      for (const o of batch) this.#answering.delete(o.runId);
     }
   }
 
@@ -619,8 +626,6 @@ export class Engine {
    * while attempts stay under three and the turn within catchUp.
    */
   async #expireLeases(now: number): Promise<void> {
-    // Answers already here are written first: their runs are closed, not lost.
-    while (this.#writing) await this.#writing;
     const ended = await endedLeases(this.o.store, this.o.buckets, now, BATCH);
     if (ended.length === 0) return;
     // Keyed by id: a batch tried again after a conflict must not send a call twice.
@@ -628,6 +633,8 @@ export class Engine {
     await this.#batch(ended, now, (s, tx) => {
       const f = s.inFlight as unknown as Flight | null;
       if (!f || s.leaseUntil == null || s.leaseUntil > now) return null;
+      // An answer received and being written closes its run: it is not lost.
+      if (f.node === this.o.node && this.#answering.has(f.runId)) return null;
       if (f.phase !== 'accepted' && f.node === this.o.node && this.#calling.has(f.runId)) {
         // This gateway is alive and its call still open: the call's own deadline ends it, well
         // before a lease in real time. Only a test clock moved past both gets here; the lease
