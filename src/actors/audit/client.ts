@@ -24,9 +24,12 @@ export interface AuditClientOptions {
 
 /**
  * Lines told and not yet written that this thread keeps to tell a restarted actor again: as many
- * as the actor itself holds while the database lags (writer.ts), so a crash then loses none.
+ * as the actor itself holds while the database lags (writer.ts), so a crash then loses none. An
+ * audited call may carry a captured body of 64 KB: fewer of those are kept (the spec lets their
+ * queue drop them), so that a database outage under a flood of them cannot take this thread's
+ * memory.
  */
-const KEPT_MAX = 50_000;
+const KEPT_MAX = { 'audit.record': 50_000, 'audit.call': 5_000 } as const;
 
 export class AuditClient implements AuditRecorder {
   readonly host: ActorHost<AuditCalls, AuditInit, AuditEvent, AuditTells>;
@@ -66,7 +69,7 @@ export class AuditClient implements AuditRecorder {
   #keep<K extends 'audit.record' | 'audit.call'>(kind: K, item: AuditTells[K]): void {
     const kept = this.#kept[kind] as Array<AuditTells[K]>;
     kept.push(item);
-    if (kept.length > KEPT_MAX) kept.shift();
+    if (kept.length > KEPT_MAX[kind]) kept.shift();
   }
 
   #tellAgain(): void {
