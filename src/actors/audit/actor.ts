@@ -37,8 +37,8 @@ runActor<AuditInit, AuditCalls, AuditEvent, AuditTells>(async (init, ctx) => {
   };
 
   const dropped = { audit: 0, console: 0 };
-  /** A line as it waits: its id, its place, and the kind it was told as (for the main thread's tally). */
-  type Waiting = AuditEntry & { readonly id: string; readonly seq: number; readonly told: 'record' | 'call'; readonly again?: true };
+  /** A line as it waits: a recorded line's id and place (an audited call's line has neither). */
+  type Waiting = AuditEntry & { readonly id?: string; readonly seq?: number; readonly again?: true };
   const writer = new BatchWriter<Waiting>({
     clock: ctx.clock,
     log: ctx.log,
@@ -47,16 +47,16 @@ runActor<AuditInit, AuditCalls, AuditEvent, AuditTells>(async (init, ctx) => {
       // after the restart (it comes first), is not written twice.
       let batch = told;
       if (told.some((l) => l.again)) {
-        const stored = await storedIds(store, told.filter((l) => l.again).map((l) => l.id));
+        const stored = await storedIds(store, told.flatMap((l) => (l.again && l.id !== undefined ? [l.id] : [])));
         const once = new Set<string>();
-        batch = told.filter((l) => !stored.has(l.id) && !once.has(l.id) && once.add(l.id));
+        batch = told.filter((l) => l.id === undefined || (!stored.has(l.id) && !once.has(l.id) && once.add(l.id)));
       }
       const ids = await insertLines(store, batch, init.node);
-      const acked = { record: 0, call: 0 };
-      for (const line of told) acked[line.told] = Math.max(acked[line.told], line.seq);
-      ctx.emit({ type: 'audit.acked', ...acked });
+      let acked = 0;
+      for (const line of told) if (line.seq !== undefined && line.seq > acked) acked = line.seq;
+      if (acked > 0) ctx.emit({ type: 'audit.acked', record: acked });
       // Rows for the collector are made only when a switch is on.
-      if (pushing()) pushed(batch.map(({ seq: _seq, told: _told, again: _again, ...e }, i) => ({ ...e, node: init.node, id: ids[i]! })));
+      if (pushing()) pushed(batch.map(({ seq: _seq, again: _again, ...e }, i) => ({ ...e, node: init.node, id: ids[i]! })));
     },
   });
 
@@ -92,13 +92,13 @@ runActor<AuditInit, AuditCalls, AuditEvent, AuditTells>(async (init, ctx) => {
     },
     told: {
       'audit.record': (entries) => {
-        for (const lost of writer.add(entries.map((e) => ({ ...e, told: 'record' as const })))) dropped[streamOf(lost)] += 1;
+        for (const lost of writer.add(entries)) dropped[streamOf(lost)] += 1;
       },
       'audit.call': (calls) => {
         const entries: Waiting[] = [];
         for (const call of calls) {
           try {
-            entries.push({ ...operationEntry(call), id: call.id, seq: call.seq, told: 'call', ...(call.again ? { again: true as const } : {}) });
+            entries.push(operationEntry(call));
           } catch (err) {
             // A line that cannot be made is lost alone, and said; the batch's others are written.
             dropped.audit += 1;

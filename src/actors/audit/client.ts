@@ -24,12 +24,12 @@ export interface AuditClientOptions {
 
 /**
  * Lines told and not yet written that this thread keeps to tell a restarted actor again: as many
- * as the actor itself holds while the database lags (writer.ts), so a crash then loses none. An
- * audited call may carry a captured body of 64 KB: fewer of those are kept (the spec lets their
- * queue drop them), so that a database outage under a flood of them cannot take this thread's
- * memory.
+ * as the actor itself holds while the database lags (writer.ts), so a crash then loses none.
+ * Audited calls are not kept: kept until written, each with its captured body, they outlived the
+ * young generation and cost the data plane a fifth more CPU per audited call (bench/audit); the
+ * spec lets their queue drop them.
  */
-const KEPT_MAX = { 'audit.record': 50_000, 'audit.call': 5_000 } as const;
+const KEPT_MAX = 50_000;
 
 export class AuditClient implements AuditRecorder {
   readonly host: ActorHost<AuditCalls, AuditInit, AuditEvent, AuditTells>;
@@ -37,8 +37,8 @@ export class AuditClient implements AuditRecorder {
   /** This process's part of the ids it gives (auditId). */
   readonly #random = randomBytes(6).toString('hex');
   #seq = 0;
-  /** Told, not yet written, oldest first (the actor writes each kind in the order told). */
-  readonly #kept: { 'audit.record': Array<Sequenced<AuditEntry>>; 'audit.call': Array<Sequenced<OperationCall>> } = { 'audit.record': [], 'audit.call': [] };
+  /** Told, not yet written, oldest first (the actor writes them in the order told). */
+  #kept: Array<Sequenced<AuditEntry>> = [];
   #started = false;
 
   constructor(opts: AuditClientOptions) {
@@ -49,8 +49,9 @@ export class AuditClient implements AuditRecorder {
       log: opts.log,
       clock: opts.clock,
       onEvent: (e) => {
-        this.#forget(this.#kept['audit.record'], e.record);
-        this.#forget(this.#kept['audit.call'], e.call);
+        let n = 0;
+        while (n < this.#kept.length && this.#kept[n]!.seq <= e.record) n++;
+        if (n > 0) this.#kept.splice(0, n);
       },
       // A restarted actor lost what it held: told again, with the same ids.
       onReady: () => {
@@ -60,23 +61,14 @@ export class AuditClient implements AuditRecorder {
     });
   }
 
-  #forget(kept: Array<{ readonly seq: number }>, upTo: number): void {
-    let n = 0;
-    while (n < kept.length && kept[n]!.seq <= upTo) n++;
-    if (n > 0) kept.splice(0, n);
-  }
-
-  #keep<K extends 'audit.record' | 'audit.call'>(kind: K, item: AuditTells[K]): void {
-    const kept = this.#kept[kind] as Array<AuditTells[K]>;
-    kept.push(item);
-    if (kept.length > KEPT_MAX[kind]) kept.shift();
+  #keep(line: Sequenced<AuditEntry>): void {
+    this.#kept.push(line);
+    if (this.#kept.length > KEPT_MAX) this.#kept.shift();
   }
 
   #tellAgain(): void {
-    const lines = this.#kept['audit.record'].splice(0).map((l) => ({ ...l, again: true as const }));
-    const calls = this.#kept['audit.call'].splice(0).map((c) => ({ ...c, again: true as const }));
-    for (const line of lines) if (this.host.tell('audit.record', line)) this.#keep('audit.record', line); else this.#dropped[streamOf(line)] += 1;
-    for (const call of calls) if (this.host.tell('audit.call', call)) this.#keep('audit.call', call); else this.#dropped.audit += 1;
+    const lines = this.#kept.splice(0).map((l) => ({ ...l, again: true as const }));
+    for (const line of lines) if (this.host.tell('audit.record', line)) this.#keep(line); else this.#dropped[streamOf(line)] += 1;
   }
 
   start(): Promise<void> { return this.host.start(); }
@@ -86,17 +78,15 @@ export class AuditClient implements AuditRecorder {
   record(entry: AuditEntry): boolean {
     const line = { ...entry, id: auditId(this.#random), seq: ++this.#seq };
     const queued = this.host.tell('audit.record', line);
-    if (queued) this.#keep('audit.record', line);
+    if (queued) this.#keep(line);
     else this.#dropped[streamOf(entry)] += 1;
     return queued;
   }
 
   recordCall(call: OperationCall): boolean {
-    const told = { ...call, id: auditId(this.#random), seq: ++this.#seq };
-    const queued = this.host.tell('audit.call', told);
-    if (queued) this.#keep('audit.call', told);
+    const queued = this.host.tell('audit.call', call);
     // An audited call's line is of the data plane's stream.
-    else this.#dropped.audit += 1;
+    if (!queued) this.#dropped.audit += 1;
     return queued;
   }
 

@@ -37,10 +37,10 @@ export interface AuditRecorder {
 }
 
 /**
- * A line or a call as told: its id, given on the main thread and kept when it is told again, and
- * its place in the order of its kind. The main thread keeps what it told until the actor says it
- * is written, and tells it again to an actor restarted after a crash; the id makes the second
- * write of a line written before the crash a no-op.
+ * A line as told: its id, given on the main thread and kept when it is told again, and its place
+ * in the order told. The main thread keeps what it told until the actor says it is written, and
+ * tells it again to an actor restarted after a crash; the id makes the second write of a line
+ * written before the crash a no-op.
  */
 export type Sequenced<T> = T & { readonly id: string; readonly seq: number; readonly again?: true };
 
@@ -48,7 +48,7 @@ export type AuditTells = {
   /** Lines to write, in order. */
   'audit.record': Sequenced<AuditEntry>;
   /** Audited calls of the data plane: each becomes its line (`operationEntry`) in the actor. */
-  'audit.call': Sequenced<OperationCall>;
+  'audit.call': OperationCall;
   /** Lines already written (in the config actor's transactions): pushed to the collector only. */
   'audit.written': AuditRow;
 };
@@ -70,8 +70,8 @@ export type AuditCalls = {
   'audit.settle': { args: null; result: null };
 };
 
-/** Every line told up to these places of each kind is written (or was refused for good). */
-export type AuditEvent = { readonly type: 'audit.acked'; readonly record: number; readonly call: number };
+/** Every line told up to this place is written (or was refused for good). */
+export type AuditEvent = { readonly type: 'audit.acked'; readonly record: number };
 
 export interface AuditInit {
   readonly store: StoreOptions;
