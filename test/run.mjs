@@ -40,28 +40,29 @@ const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-conc
 });
 process.exit(r.status ?? 1);
 
-/** SHA-256 over the paths and contents of every file under `roots`, in a stable order. */
+/** Every file under `roots`, in a stable order, leaving out what runs and tests write. */
+function* filesOf(roots) {
+  for (const p of roots) {
+    if (!existsSync(p)) continue;
+    if (statSync(p).isDirectory()) {
+      yield* filesOf(readdirSync(p).sort().filter((e) => !['node_modules', '.runs', '.artifacts', '.tmp'].includes(e)).map((e) => join(p, e)));
+    } else yield p;
+  }
+}
+
+/** SHA-256 over the paths and contents of every file under `roots`. */
 function digestOf(roots) {
   const hash = createHash('sha256');
-  const visit = (p) => {
-    if (!existsSync(p)) return;
-    if (statSync(p).isDirectory()) {
-      for (const e of readdirSync(p).sort()) if (e !== 'node_modules' && e !== '.runs' && e !== '.artifacts' && e !== '.tmp') visit(join(p, e));
-    } else hash.update(`${p}\0`).update(readFileSync(p)).update('\0');
-  };
-  roots.forEach(visit);
+  for (const p of filesOf(roots)) hash.update(`${p}\0`).update(readFileSync(p)).update('\0');
   return hash.digest('hex');
 }
 
 /** The compiled tree as written: each file's path, size and modification time. */
 function treeOf(root) {
   const hash = createHash('sha256');
-  const visit = (p) => {
-    if (!existsSync(p)) return;
+  for (const p of filesOf([root])) {
     const s = statSync(p);
-    if (s.isDirectory()) for (const e of readdirSync(p).sort()) visit(join(p, e));
-    else hash.update(`${p} ${s.size} ${s.mtimeMs}\n`);
-  };
-  visit(root);
+    hash.update(`${p} ${s.size} ${s.mtimeMs}\n`);
+  }
   return hash.digest('hex');
 }

@@ -226,9 +226,14 @@ export class Engine {
       return;
     }
     if (nextRunAt >= this.#armedAt) return;
-    this.#armedAt = nextRunAt;
+    this.#armAt(nextRunAt);
+  }
+
+  /** The one timer, moved to `at`. */
+  #armAt(at: number): void {
+    this.#armedAt = at;
     this.#timer?.cancel();
-    this.#timer = this.o.clock.after(nextRunAt - this.o.clock.now(), () => this.wake());
+    this.#timer = this.o.clock.after(Math.max(0, at - this.o.clock.now()), () => this.wake());
   }
 
   /** Something changed: look now, then sleep until the next owed turn or lease. */
@@ -248,13 +253,8 @@ export class Engine {
         this.#failedTicks++;
         this.o.log.error(`scheduler tick failed; looking again in ${delay / 1000} s`, errorAttrs(err));
         const now = this.o.clock.now();
-        const at = now + delay;
         // The timer armed before may be the one that fired this tick: it is in the past then.
-        if (at < this.#armedAt || this.#armedAt <= now) {
-          this.#timer?.cancel();
-          this.#armedAt = at;
-          this.#timer = this.o.clock.after(delay, () => this.wake());
-        }
+        if (now + delay < this.#armedAt || this.#armedAt <= now) this.#armAt(now + delay);
       })
       .finally(() => {
         this.#running = undefined;
