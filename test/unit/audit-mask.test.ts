@@ -88,3 +88,23 @@ test('a body\'s short secret names count as words of a longer name, and common p
     assert.equal(secret(name), false, name);
   }
 });
+
+test('the name test remembers its answers per list of secret fields, and the lists do not mix', () => {
+  const plain = bodySecretTest();
+  const withSku = bodySecretTest(['sku']);
+  assert.equal(bodySecretTest(['sku']), withSku, 'one test per list');
+  // Asked twice, in both orders: an answer remembered by one list is never the other's.
+  for (let round = 0; round < 2; round++) {
+    assert.equal(withSku('SKU'), true);
+    assert.equal(plain('SKU'), false);
+    assert.equal(plain('pinCode'), true);
+    assert.equal(withSku('pinCode'), true);
+  }
+  // A list whose one entry holds what joins two others is still its own list.
+  assert.equal(bodySecretTest(['a', 'b'])('a'), true);
+  assert.equal(bodySecretTest(['a,b'])('a'), false);
+  // Past its memory the test still answers (a body of many distinct keys).
+  for (let i = 0; i < 5_000; i++) assert.equal(plain(`field${i}`), false);
+  assert.equal(plain('password'), true);
+  assert.deepEqual(JSON.parse(maskBody({ sku: 'MK-7', ['__proto__']: { token: 'x' } }, ['sku'])), { sku: '***', ['__proto__']: { token: '***' } });
+});
