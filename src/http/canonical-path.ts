@@ -116,8 +116,11 @@ function hasAmbiguousSegment(path: string): boolean {
 /**
  * The path as a service that decodes `%2F` into `/` reads it, or undefined when it holds none:
  * rules that name segments judge both readings (an escaped slash must not step around the rule
- * written for `/secret/{id}` with `/secret%2F1`).
+ * written for `/secret/{id}` with `/secret%2F1`). Slashes are merged in that reading as in the
+ * canonical one: a service behind nginx (which decodes, then merges) reads `/s/%2Fadmin` as
+ * `/s/admin`, and so must the routes and rules, or the empty segment between the two slashes
+ * would match nothing and the path would step around the rule written for `/s/admin`.
  */
 export function slashesDecoded(path: string): string | undefined {
-  return path.includes('%') && ESCAPED_SLASH.test(path) ? path.replace(ESCAPED_SLASHES, '/') : undefined;
+  return path.includes('%') && ESCAPED_SLASH.test(path) ? path.replace(ESCAPED_SLASHES, '/').replace(/\/{2,}/g, '/') : undefined;
 }

@@ -267,6 +267,16 @@ test('path variables are decoded; operations switched off, unaudited routes and 
   await as('alice', '/api/orders/z');
   const after = await lines(before + 2);
   assert.equal(after.at(-1)!.targetName, 'GET /orders/{id}');
+
+  // A service that decodes %2F reads GET /orders/7: the escaped slash does not keep the call out of the trail.
+  for (const [path, order] of [['/api/orders%2F7', '7'], ['/api/orders%2F/8', '8']] as const) {
+    const n = entries.length;
+    assert.equal((await as('alice', path)).status, 200, path);
+    const e = (await lines(n + 1)).at(-1)!;
+    assert.equal(e.targetName, 'GET /orders/{id}', path);
+    assert.equal((e.attributes as Record<string, unknown>)['audit.field.order'], order, path);
+    assert.equal((e.attributes as Record<string, unknown>)['url.path'], path, 'the path as asked');
+  }
 });
 
 test('a body over 64 KB is not kept, a chunked JSON body is, and both reach the service whole', async () => {

@@ -7,6 +7,7 @@
  * thread. It never changes, delays or refuses a call. Licensed edition only: on the community
  * edition it never listens, so no record is opened for it.
  */
+import { slashesDecoded } from '../../http/canonical-path.ts';
 import { BODY_MAX_BYTES } from '../../core/audit/mask.ts';
 import { headerRecord } from '../../http/header-record.ts';
 import type { AuditedOperation, CallBody, OperationMatch } from '../../core/audit/operations.ts';
@@ -68,7 +69,12 @@ export function endpointAudit(gw: GatewayContext): RecordObserver {
   const find = (record: RequestRecord): OperationMatch | undefined => {
     // A scheduled call is the gateway's own: its runs keep their history, the trail its changes.
     if (record.route === null || record.servicePath === null || record.schedule !== null) return undefined;
-    return view.operationAudits.get(record.route.id)?.match(record.head.method, record.servicePath);
+    const audits = view.operationAudits.get(record.route.id);
+    if (audits === undefined) return undefined;
+    // A service that decodes %2F reads `/orders%2F7/lines` as `/orders/7/lines`: the call it
+    // serves is audited under that reading too, or an escaped slash would keep it out of the trail.
+    const decoded = slashesDecoded(record.servicePath);
+    return audits.match(record.head.method, record.servicePath) ?? (decoded === undefined ? undefined : audits.match(record.head.method, decoded));
   };
   // The match found when the call passed serves its close; a refused call is matched at close.
   const matched = new WeakMap<RequestRecord, OperationMatch>();
