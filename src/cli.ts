@@ -13,6 +13,8 @@ import type { Store } from './store/orm.ts';
 import { TOKEN_KINDS, type TokenKind } from './core/tokens/kinds.ts';
 import { GatewayError } from './http/errors.ts';
 import { VERSION } from './version.ts';
+import { SchemaNewerError } from './store/schema-guard.ts';
+import { MIGRATION_NAMES } from './store/migrations/names.ts';
 
 const USAGE = `usage:
   meerkat start                      run the gateway (settings from GATEWAY_* variables)
@@ -194,7 +196,8 @@ async function main(argv: string[]): Promise<void> {
       return tokenCreate(rest.slice(1));
     case 'version':
     case '--version':
-      process.stdout.write(VERSION + '\n');
+      // The schema tells builds of one version apart: a database migrated by a newer one is refused.
+      process.stdout.write(`${VERSION} (schema ${MIGRATION_NAMES.at(-1)})\n`);
       return;
     case 'help':
     case '--help':
@@ -211,7 +214,7 @@ main(process.argv.slice(2)).catch((err: unknown) => {
     process.stderr.write(`meerkat: ${(err as Error).message}\n${USAGE}\n`);
     process.exit(64);
   }
-  if (err instanceof RefusedError) {
+  if (err instanceof RefusedError || err instanceof SchemaNewerError) {
     process.stderr.write(`meerkat: ${err.message}\n`);
     process.exit(65);
   }

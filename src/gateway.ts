@@ -9,6 +9,7 @@ import { holdNodeName, NodeNameTakenError, type NodeNameLock } from './store/nod
 import { GatewayError } from './http/errors.ts';
 import type { StoreOptions } from './store/orm.ts';
 import { prepareStore } from './workers/prepare/client.ts';
+import { SchemaNewerError } from './store/schema-guard.ts';
 import { loadMasterKey } from './core/vault/master-key.ts';
 import { createTaskPool, type TaskPool } from './workers/pool.ts';
 import { boundRegExpBacktracking } from './workers/regexp-fallback.ts';
@@ -107,7 +108,10 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     cleanups.push(() => pool.close());
 
     // Schema and first-start seeding happen before any actor opens the store.
-    const prepared = await prepareStore({ store: storeOptions, rootPassword: settings.rootPassword, now: clock.now() });
+    const prepared = await prepareStore({ store: storeOptions, rootPassword: settings.rootPassword, now: clock.now() }).catch((err: unknown) => {
+      if (err instanceof SchemaNewerError) throw new SettingsError(settings.databaseUrl ? 'GATEWAY_DATABASE_URL' : 'GATEWAY_DATA_DIR', err.message);
+      throw err;
+    });
     if (prepared.applied.length) log.info('database migrated', { driver: settings.databaseUrl ? 'postgresql' : 'sqlite', applied: prepared.applied.join(',') });
     if (prepared.rootCreated) log.info('root account created', { generatedPassword: prepared.generatedPassword !== undefined });
     if (prepared.generatedPassword) opts.onRootPassword?.(prepared.generatedPassword);

@@ -1,4 +1,6 @@
 import { mkdirSync } from 'node:fs';
+import { assertKnownSchema } from './schema-guard.ts';
+import { MIGRATION_NAMES } from './migrations/names.ts';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { MikroORM, EntityManager } from '@mikro-orm/core';
@@ -205,7 +207,11 @@ interface RawConnection {
  */
 export async function migrate(store: Store): Promise<string[]> {
   if (!store.migrations) throw new Error('the store was opened without its migrations (openStore(…, { migrations: true }))');
-  const up = async () => (await store.orm.getMigrator().up()).map((m) => m.name);
+  const up = async () => {
+    const migrator = store.orm.getMigrator();
+    assertKnownSchema((await migrator.getExecutedMigrations()).map((m) => m.name), MIGRATION_NAMES);
+    return (await migrator.up()).map((m) => m.name);
+  };
   if (store.driver !== 'postgresql') return up();
   const knex = (store.orm.em.getConnection() as unknown as { getKnex(): { client: { acquireConnection(): Promise<RawConnection>; releaseConnection(c: RawConnection): Promise<void> } } }).getKnex();
   const conn = await knex.client.acquireConnection();

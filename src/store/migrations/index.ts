@@ -1,4 +1,5 @@
 import type { MigrationObject } from '@mikro-orm/core';
+import { MIGRATION_NAMES } from './names.ts';
 import { Migration0001 } from './0001-accounts-sessions-tokens.ts';
 import { Migration0002 } from './0002-core-resources.ts';
 import { Migration0003 } from './0003-session-scope.ts';
@@ -19,27 +20,38 @@ import { Migration0017 } from './0017-node-marks.ts';
 import { Migration0018 } from './0018-audit-no-replace.ts';
 import { Migration0019 } from './0019-audit-organisation-from.ts';
 import { Migration0020 } from './0020-metrics-history.ts';
+import { Migration0021 } from './0021-legacy-token-organisations.ts';
+
+
+/** The classes in the order of MIGRATION_NAMES; each name starts with its class's number. */
+const CLASSES = [
+  Migration0001,
+  Migration0002,
+  Migration0003,
+  Migration0004,
+  Migration0005,
+  Migration0006,
+  Migration0007,
+  Migration0008,
+  Migration0009,
+  Migration0010,
+  Migration0011,
+  Migration0012,
+  Migration0013,
+  Migration0014,
+  Migration0015,
+  Migration0016,
+  Migration0017,
+  Migration0018,
+  Migration0019,
+  Migration0020,
+  Migration0021,
+];
 
 /** Every migration, in order. Listed explicitly so compiled and tsx runs find the same set. */
-export const MIGRATIONS: MigrationObject[] = [
-  { name: '0001-accounts-sessions-tokens', class: Migration0001 },
-  { name: '0002-core-resources', class: Migration0002 },
-  { name: '0003-session-scope', class: Migration0003 },
-  { name: '0004-schedules', class: Migration0004 },
-  { name: '0005-pending-turn', class: Migration0005 },
-  { name: '0006-buckets-settings', class: Migration0006 },
-  { name: '0007-changes-notify', class: Migration0007 },
-  { name: '0008-schedule-stopped', class: Migration0008 },
-  { name: '0009-audit', class: Migration0009 },
-  { name: '0010-route-audit', class: Migration0010 },
-  { name: '0011-tls', class: Migration0011 },
-  { name: '0012-trusted-authorities', class: Migration0012 },
-  { name: '0013-acme', class: Migration0013 },
-  { name: '0014-metrics', class: Migration0014 },
-  { name: '0015-token-organisations', class: Migration0015 },
-  { name: '0016-signin-attempts', class: Migration0016 },
-  { name: '0017-node-marks', class: Migration0017 },
-  { name: '0018-audit-no-replace', class: Migration0018 },
-  { name: '0019-audit-organisation-from', class: Migration0019 },
-  { name: '0020-metrics-history', class: Migration0020 },
-];
+if (CLASSES.length !== MIGRATION_NAMES.length) throw new Error(`${CLASSES.length} migration classes for ${MIGRATION_NAMES.length} names`);
+export const MIGRATIONS: MigrationObject[] = MIGRATION_NAMES.map((name, i) => {
+  const cls = CLASSES[i];
+  if (cls === undefined || cls.name !== `Migration${name.slice(0, 4)}`) throw new Error(`migration ${name} is not paired with its class`);
+  return { name, class: cls };
+});

@@ -18,4 +18,5 @@ export interface PrepareResult {
 
 export type PrepareReply =
   | { readonly ok: true; readonly result: PrepareResult }
-  | { readonly ok: false; readonly message: string };
+  /** `newer`: the database holds migrations this build does not know (store/schema-guard.ts). */
+  | { readonly ok: false; readonly message: string; readonly newer?: boolean };

@@ -5,6 +5,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { migrate, openStore } from '../../store/orm.ts';
+import { SchemaNewerError } from '../../store/schema-guard.ts';
 import { ensureRoot } from '../../core/accounts/root.ts';
 import { hashPassword } from '../tasks/password.ts';
 import type { PrepareInput, PrepareReply } from './messages.ts';
@@ -29,5 +30,7 @@ async function prepare(input: PrepareInput): Promise<PrepareReply> {
 
 prepare(workerData as PrepareInput).then(
   (reply) => parentPort!.postMessage(reply),
-  (err: unknown) => parentPort!.postMessage({ ok: false, message: err instanceof Error ? err.message : String(err) } satisfies PrepareReply),
+  (err: unknown) => parentPort!.postMessage({
+    ok: false, message: err instanceof Error ? err.message : String(err), ...(err instanceof SchemaNewerError ? { newer: true } : {}),
+  } satisfies PrepareReply),
 );
