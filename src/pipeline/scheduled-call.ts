@@ -7,6 +7,7 @@
  * headers never pass); identity reaches the service as the route declares; no token is on the
  * wire. Every outcome comes back as a status and the sentence a person reads.
  */
+import { withoutEchoes } from '../core/vault/echoes.ts';
 import { STATUS_CODES } from 'node:http';
 import type { ConfigView } from '../actors/config/client.ts';
 import type { CallOutcome, ScheduledCall } from '../actors/schedules/messages.ts';
@@ -156,7 +157,8 @@ async function callThrough(view: ConfigView, pools: UpstreamPools, call: Schedul
     const contentType = answer.headers['content-type'];
     return done(
       answer.status,
-      humanDetail(answer.status, STATUS_CODES[answer.status] ?? '', answer.text, Array.isArray(contentType) ? contentType[0] : contentType),
+      // Masked before the sentence is made too: collapsing white space and stripping tags may split a value.
+      humanDetail(answer.status, STATUS_CODES[answer.status] ?? '', withoutSecrets(answer.text, call.secrets), Array.isArray(contentType) ? contentType[0] : contentType),
       retryAfterS !== undefined ? { retryAfterS } : {},
     );
   } catch (err) {
@@ -168,14 +170,9 @@ async function callThrough(view: ConfigView, pools: UpstreamPools, call: Schedul
 
 /**
  * The detail as stored and shown: each vault value the call's headers took is written as the
- * reference that named it, longest first (a value inside another stays covered). A service that
- * echoes a header, or an error quoting a key, must not put the secret in the run's history.
+ * reference that named it, in every form a service may echo it (core/vault/echoes.ts). A service
+ * that echoes a header, or an error quoting a key, must not put the secret in the run's history.
  */
 function withoutSecrets(detail: string, secrets: ScheduledCall['secrets']): string {
-  if (secrets === undefined || secrets.length === 0) return detail;
-  let out = detail;
-  for (const [name, value] of [...secrets].sort((a, b) => b[1].length - a[1].length)) {
-    if (value !== '') out = out.replaceAll(value, `\${${name}}`);
-  }
-  return out;
+  return secrets === undefined || secrets.length === 0 ? detail : withoutEchoes(detail, secrets);
 }

@@ -46,6 +46,32 @@ test('a service that echoes a header taken from the vault: the run records the r
   }
 });
 
+test('a service that echoes the vault value JSON-escaped, percent-encoded or in capitals: the run records the reference', async () => {
+  const value = 'pa"ss\\wo/rd é>';
+  assert.ok((await s.root.put('/api/vault/ESCAPED', { value })).status < 300);
+  s.up.handle((req, res) => {
+    const got = String(req.headers['x-escaped']);
+    const json = JSON.stringify(got);
+    const body = `{"headers":{"x-escaped":${json}},"php":${json.replace(/\//g, '\\/')},"quoted":${JSON.stringify(`refused ${json}`)},"url":"${encodeURIComponent(got)}","loud":${JSON.stringify(got.toUpperCase())}}`;
+    res.writeHead(422, { 'content-type': 'application/json' });
+    res.end(body);
+  });
+  try {
+    const made = await internal('POST', '/api/schedules', { routeId: 'jobs', path: '/jobs/echo', every: 'PT1H', headers: { 'X-Escaped': '$ESCAPED' } });
+    assert.equal(made.status, 201, made.text);
+    assert.equal((await internal('POST', `/api/schedules/${made.json.id}/run`)).status < 300, true);
+    const runs = await until(async () => {
+      const r = await internal('GET', `/api/schedules/${made.json.id}/runs`);
+      return Array.isArray(r.json) && r.json.length > 0 && r.json[0].detail ? r : undefined;
+    }, 'the run answered');
+    const detail = String(runs.json[0].detail);
+    assert.doesNotMatch(detail.toLowerCase(), /wo\\?\/rd|wo%2frd/, detail);
+    assert.equal(detail.split('${ESCAPED}').length - 1, 5, detail);
+  } finally {
+    s.up.handle(undefined);
+  }
+});
+
 test('vault values named many times are bounded: 16 references a value where written, 128 KiB of headers where called', async () => {
   const big = 'A'.repeat(65_536);
   assert.ok((await s.root.put('/api/vault/BIG', { value: big })).status < 300);
