@@ -4,6 +4,21 @@
  * is stripped and refused alike. Names are lower-case.
  */
 
+/** The gateway's own session cookies (console, application): never sent on to a service. */
+export const CONSOLE_COOKIE = 'mk_session';
+export const APP_COOKIE = 'mk_app';
+export const GATEWAY_COOKIES: ReadonlySet<string> = new Set([CONSOLE_COOKIE, APP_COOKIE]);
+
+/** The names of a Cookie header's pairs (a pair without `=` names nothing). */
+export function cookieNames(header: string): string[] {
+  const names: string[] = [];
+  for (const pair of header.split(';')) {
+    const eq = pair.indexOf('=');
+    if (eq >= 0) names.push(pair.slice(0, eq).trim());
+  }
+  return names;
+}
+
 /** Describe one connection and never travel past the gateway (RFC 9110 7.6.1). */
 export const HOP_BY_HOP: ReadonlySet<string> = new Set([
   'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade',

@@ -6,6 +6,7 @@
  * differs is only the ending: the data plane relays the answer to its client (`relay` in
  * upstream.ts), a scheduled call collects at most 64 KiB of it (`collect` in collect.ts).
  */
+import { SCHEDULER_USER } from '../core/accounts/account-input.ts';
 import type { ConfigView } from '../actors/config/client.ts';
 import { GatewayError } from '../http/errors.ts';
 import type { Identity, RouteView } from '../core/model.ts';
@@ -20,7 +21,6 @@ import type { RequestRecord } from './request-record.ts';
 import type { UpstreamCall, UpstreamPools } from './upstream.ts';
 
 /** The fixed identity scheduled calls act under (not an account). */
-export const SCHEDULER_USER = 'scheduler';
 
 /** A credential the caller presented on the data plane: a personal token or an application session. */
 export interface PresentedCredential {

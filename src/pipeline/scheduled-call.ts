@@ -7,6 +7,7 @@
  * headers never pass); identity reaches the service as the route declares; no token is on the
  * wire. Every outcome comes back as a status and the sentence a person reads.
  */
+import { GATEWAY_COOKIES } from '../http/gateway-headers.ts';
 import { withoutEchoes } from '../core/vault/echoes.ts';
 import { STATUS_CODES } from 'node:http';
 import type { ConfigView } from '../actors/config/client.ts';
@@ -23,7 +24,6 @@ import type { RequestRecord, RequestRecords } from './request-record.ts';
 const DETAIL_LIMIT = 500;
 /** What is read of an answer at most: enough for a sentence, never a whole file. */
 export const ANSWER_LIMIT = 64 * 1024;
-const NO_COOKIES: ReadonlySet<string> = new Set();
 
 /** An answer's text cut to what a person reads: markup and whitespace go, the first sentences stay. */
 export function humanDetail(status: number, reason: string, text: string, contentType: string | undefined): string {
@@ -140,7 +140,8 @@ async function callThrough(view: ConfigView, pools: UpstreamPools, call: Schedul
       headers: headersOf(call, type),
       client: null,
       who: { kind: 'posed', routeId: call.routeId, roles: call.roles, organisation: call.organisation, tokenId: call.tokenId },
-      ownCookies: NO_COOKIES,
+      // Refused where the schedule is written; stripped here too, for a row written before that.
+      ownCookies: GATEWAY_COOKIES,
       timeoutMs: call.timeoutMs,
       ...(hooks.issuer !== undefined ? { issuer: hooks.issuer } : {}),
     }, now, record));

@@ -1,4 +1,5 @@
 import type { AccountView, SessionScope, TokenView } from '../actors/config/messages.ts';
+import { APP_COOKIE, CONSOLE_COOKIE } from '../http/gateway-headers.ts';
 import { GatewayError } from '../http/errors.ts';
 import type { Exchange } from '../http/exchange.ts';
 import { hashSecret } from '../core/secrets.ts';
@@ -12,9 +13,9 @@ export type Principal =
   | { readonly kind: 'session'; readonly sessionId: string; readonly account: AccountView }
   | { readonly kind: 'token'; readonly token: TokenView; readonly account: AccountView | null };
 
-export const SESSION_COOKIE = 'mk_session';
+export const SESSION_COOKIE = CONSOLE_COOKIE;
 /** Each plane's own session cookie: the console's never opens the data plane, nor the reverse. */
-export const SESSION_COOKIES: Readonly<Record<SessionScope, string>> = { console: SESSION_COOKIE, app: 'mk_app' };
+export const SESSION_COOKIES: Readonly<Record<SessionScope, string>> = { console: CONSOLE_COOKIE, app: APP_COOKIE };
 const ANONYMOUS: Principal = { kind: 'anonymous' };
 
 export function bearerOf(ex: Exchange): string | undefined {

@@ -37,6 +37,10 @@ test('accounts: created without echoing the password, signed in with, changed, r
   refused(await root.post('/api/accounts', { name: 'carol', password: 'carol-password-1', organisation: 'nowhere' }), 400, 'organisation.unknown', 'organisation');
   refused(await root.post('/api/accounts', { name: 'carol', password: 'carol-password-1', capabilities: ['god'] }), 400, 'field.invalid', 'capabilities[0]');
   refused(await root.post('/api/accounts', { name: 'has space', password: 'carol-password-1' }), 400, 'field.invalid', 'name');
+  // The identity of scheduled calls is no account's: a service could not tell the two apart.
+  for (const name of ['scheduler', 'Scheduler', 'SCHEDULER']) {
+    refused(await root.post('/api/accounts', { name, password: 'carol-password-1' }), 400, 'field.invalid', 'name');
+  }
   assert.equal((await root.get('/api/accounts')).json.accounts.some((a: { name: string }) => a.name === 'carol'), false, 'nothing half-written');
 
   // A new password ends the sessions opened with the old one.

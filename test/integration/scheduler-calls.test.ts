@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { call } from '../helpers/http.ts';
 import { advanceClock, internalWith, schedulesToken, useSchedulingStand } from '../helpers/scheduler.ts';
 import { until } from '../helpers/until.ts';
+import { openStore } from '../../src/store/orm.ts';
 
 const s = useSchedulingStand(async ({ root, up }) => {
   assert.equal((await root.put('/api/routes/jobs', { upstream: `${up.origin}/svc`, paths: ['/jobs'], rule: null })).status, 201);
@@ -70,6 +71,22 @@ test('a service that echoes the vault value JSON-escaped, percent-encoded or in 
   } finally {
     s.up.handle(undefined);
   }
+});
+
+test('a schedule row that holds a gateway session cookie (written before it was refused) sends it on to no service', async () => {
+  const made = await internal('POST', '/api/schedules', { routeId: 'jobs', path: '/jobs/cookie', every: 'PT1H', headers: { Cookie: 'theme=dark' } });
+  assert.equal(made.status, 201, made.text);
+  const store = await openStore({ dataDir: s.t.db.dataDir, databaseUrl: s.t.db.databaseUrl });
+  try {
+    const headers = JSON.stringify({ Cookie: 'theme=dark; mk_app=mks_stolen; mk_session=mks_console' });
+    await store.em().getConnection().execute(`update schedules set headers = ${s.t.db.databaseUrl ? 'cast(? as jsonb)' : '?'} where id = ?`, [headers, made.json.id]);
+  } finally {
+    await store.close();
+  }
+  const before = s.up.requests.length;
+  assert.equal((await internal('POST', `/api/schedules/${made.json.id}/run`)).status < 300, true);
+  await until(() => s.up.requests.length > before || undefined, 'the call reached the service');
+  assert.equal(s.up.last().headers.cookie, 'theme=dark');
 });
 
 test('vault values named many times are bounded: 16 references a value where written, 128 KiB of headers where called', async () => {

@@ -63,6 +63,11 @@ test('headers the gateway writes itself are refused at write time, each with its
   for (const [name, reason] of cases) {
     refused(await internal('POST', '/api/schedules', { ...BASE, headers: { [name]: 'root' } }), 'schedule.header-forbidden', `headers.${name}`, reason);
   }
+  // The gateway's own session cookies never travel to a service, in any spelling of the header.
+  for (const [name, value] of [['Cookie', 'mk_app=mks_abc'], ['cookie', 'theme=dark; mk_session=x; b=2'], ['COOKIE', ' mk_app = y']] as const) {
+    refused(await internal('POST', '/api/schedules', { ...BASE, headers: { [name]: value } }), 'schedule.header-forbidden', `headers.${name}`, /a session of the gateway itself/);
+  }
+  assert.equal((await internal('POST', '/api/schedules', { ...BASE, headers: { Cookie: 'theme=dark; mk_apple=1' } })).status, 201, 'another cookie is the service\'s');
   const ok = await internal('POST', '/api/schedules', { ...BASE, headers: { 'X-Tenant': 'acme' } });
   assert.equal(ok.status, 201, ok.text);
   refused(await internal('PUT', `/api/schedules/${ok.json.id}`, { ...BASE, headers: { 'X-Gateway-User': 'root' } }), 'schedule.header-forbidden', 'headers.X-Gateway-User', /identity/);

@@ -5,6 +5,8 @@ export const CAPABILITIES = ['root', 'infra-admin', 'app-admin', 'gateway-admin'
 export const MIN_PASSWORD = 12;
 const ACCOUNT_NAME = /^[A-Za-z0-9][A-Za-z0-9._@+-]{0,199}$/;
 const ACCOUNT_HINT = '1 to 200 letters, digits, ".", "_", "@", "+" or "-", starting with a letter or digit';
+/** The user of every scheduled call (spec 1.4: the access log's `user`, the identity headers). */
+export const SCHEDULER_USER = 'scheduler';
 
 /** What a write sets; undefined leaves a field as it is (on update). */
 export interface AccountInput {
@@ -46,12 +48,25 @@ function common(body: Fields): AccountInput {
   };
 }
 
+/**
+ * A name no scheduled call can be taken for: `scheduler` (any case) is the identity the gateway
+ * poses for every scheduled call, and an account of that name would read the same to a service
+ * and in the access log.
+ */
+function accountName(body: Fields): string {
+  const name = requiredString(body, 'name', { max: 200, pattern: ACCOUNT_NAME, hint: ACCOUNT_HINT });
+  if (name.toLowerCase() === SCHEDULER_USER) {
+    throw invalidField('name', `"${name}" is the identity of the gateway's scheduled calls; give the account another name.`);
+  }
+  return name;
+}
+
 export function parseNewAccount(value: unknown): AccountInput & { name: string; password: string } {
   const body = objectBody(value, ['name', 'password', 'roles', 'capabilities', 'organisation', 'disabled'], 'an account');
   return {
     roles: [], capabilities: [], organisation: null, disabled: false,
     ...common(body),
-    name: requiredString(body, 'name', { max: 200, pattern: ACCOUNT_NAME, hint: ACCOUNT_HINT }),
+    name: accountName(body),
     password: password(body, true)!,
   };
 }

@@ -5,7 +5,7 @@
  */
 import { canonicalForm, NOT_CANONICAL } from '../../http/canonical-path.ts';
 import { GatewayError, invalidField, type ErrorCode } from '../../http/errors.ts';
-import { gatewayHeaderKind } from '../../http/gateway-headers.ts';
+import { cookieNames, GATEWAY_COOKIES, gatewayHeaderKind } from '../../http/gateway-headers.ts';
 import { isFieldValue, isHeaderName, isRequestTarget } from '../../http/grammar.ts';
 import { MAX_REFERENCES, referencedNames } from '../vault/references.ts';
 import { nameProblem, objectBody, optionalString, stringList, type Fields } from '../validate.ts';
@@ -166,6 +166,10 @@ function headers(body: Fields): Record<string, string> {
     const references = referencedNames(value).length;
     if (references > MAX_REFERENCES) {
       throw new GatewayError('schedule.header-invalid', `The value of ${name} names ${references} vault values; a header value names at most ${MAX_REFERENCES}.`, field);
+    }
+    if (lower === 'cookie') {
+      const own = cookieNames(value).find((c) => GATEWAY_COOKIES.has(c));
+      if (own !== undefined) throw new GatewayError('schedule.header-forbidden', `The cookie ${own} is refused: it is a session of the gateway itself, which never travels to a service.`, field);
     }
     seen.add(lower);
     out.push([name, value]);

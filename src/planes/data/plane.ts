@@ -1,3 +1,4 @@
+import { GATEWAY_COOKIES } from '../../http/gateway-headers.ts';
 import { GatewayError } from '../../http/errors.ts';
 import type { Exchange, ExchangeHandler } from '../../http/exchange.ts';
 import { serveApi } from '../../http/respond.ts';
@@ -17,7 +18,7 @@ import { clientOf } from '../forwarded.ts';
 import { answerAcmeChallenge } from '../acme-challenge.ts';
 
 const APP_COOKIE = SESSION_COOKIES.app;
-const OWN_COOKIES: ReadonlySet<string> = new Set(Object.values(SESSION_COOKIES));
+
 export const JWKS_PATH = '/.well-known/jwks.json';
 export const OPENAPI_PATH = '/.meerkat/openapi.json';
 
@@ -77,7 +78,7 @@ export function dataPlane(gw: GatewayContext, pools: UpstreamPools): ExchangeHan
       client,
       issuer: gw.certs.view.issuer,
       who: { kind: 'presented', authorization: ex.headers.authorization, appCookie: ex.headers.cookie && cookieOf(ex, APP_COOKIE) },
-      ownCookies: OWN_COOKIES,
+      ownCookies: GATEWAY_COOKIES,
     }, gw.clock.now(), record);
     if (record !== undefined) gw.records.passed(record);
     return upstream;
