@@ -28,6 +28,11 @@ async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
+/** The variables that point a gateway process at this database. */
+export function dbEnv(db: { dataDir: string; databaseUrl: string | undefined }): Record<string, string> {
+  return { GATEWAY_DATA_DIR: db.dataDir, ...(db.databaseUrl ? { GATEWAY_DATABASE_URL: db.databaseUrl } : {}) };
+}
+
 export async function createTestDatabase(): Promise<TestDatabase> {
   const dataDir = mkdtempSync(join(tmpdir(), 'meerkat-test-'));
   if (TEST_DATABASE === 'sqlite') {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestDatabase, TEST_DATABASE } from '../helpers/db.ts';
+import { dbEnv, createTestDatabase, TEST_DATABASE } from '../helpers/db.ts';
 import { loopbackEnv } from '../helpers/gateway.ts';
 import { call } from '../helpers/http.ts';
 import { startProcess } from '../helpers/process.ts';
@@ -11,10 +11,6 @@ import { startUpstream } from '../helpers/upstream.ts';
 
 /** Several nodes on one database is the PostgreSQL (cluster) mode: on SQLite these report as skipped. */
 const cluster = { skip: TEST_DATABASE === 'postgres' ? false : 'several nodes share one PostgreSQL database; the SQLite file serves one node' };
-
-function dbEnv(db: { dataDir: string; databaseUrl: string | undefined }): Record<string, string> {
-  return { GATEWAY_DATA_DIR: db.dataDir, ...(db.databaseUrl ? { GATEWAY_DATABASE_URL: db.databaseUrl } : {}) };
-}
 
 // Several nodes on one database is the PostgreSQL (cluster) mode; the SQLite file serves one node.
 {

@@ -8,7 +8,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { dbEnv, createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { loopbackEnv, ROOT_PASSWORD } from '../helpers/gateway.ts';
 import { personWithToken, putOk, signInAdmin, type Admin } from '../helpers/admin.ts';
 import { call, type Answer } from '../helpers/http.ts';
@@ -21,10 +21,6 @@ const TRACE = '0af7651916cd43dd8448eb211c80319c';
 const TRACEPARENT = `00-${TRACE}-b7ad6b7169203331-01`;
 
 type Line = Record<string, any>;
-
-function dbEnv(db: TestDatabase): Record<string, string> {
-  return { GATEWAY_DATA_DIR: db.dataDir, ...(db.databaseUrl ? { GATEWAY_DATABASE_URL: db.databaseUrl } : {}) };
-}
 
 /** The startup level named: loopbackEnv's own is debug. */
 function processEnv(db: TestDatabase): Record<string, string> {

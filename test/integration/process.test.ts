@@ -4,16 +4,12 @@ import { Readable } from 'node:stream';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
-import { createTestDatabase } from '../helpers/db.ts';
+import { dbEnv, createTestDatabase } from '../helpers/db.ts';
 import { loopbackEnv } from '../helpers/gateway.ts';
 import { signInAdmin } from '../helpers/admin.ts';
 import { call } from '../helpers/http.ts';
 import { runCli, startProcess } from '../helpers/process.ts';
 import { openStore } from '../../src/store/orm.ts';
-
-function dbEnv(db: { dataDir: string; databaseUrl: string | undefined }): Record<string, string> {
-  return { GATEWAY_DATA_DIR: db.dataDir, ...(db.databaseUrl ? { GATEWAY_DATABASE_URL: db.databaseUrl } : {}) };
-}
 
 test('meerkat start serves /readyz on all three planes; SIGTERM drains a request in flight and exits 0', async () => {
   const db = await createTestDatabase();

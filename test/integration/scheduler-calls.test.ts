@@ -20,6 +20,18 @@ const s = useSchedulingStand(async ({ root, up }) => {
 });
 const internal = internalWith(() => s.t.url('internal'), () => s.token);
 
+/** Writes an hourly schedule on the jobs route, runs it now and reads its runs once the first answered. */
+async function runOnce(fields: { path: string; headers: Record<string, string> }) {
+  const made = await internal('POST', '/api/schedules', { routeId: 'jobs', every: 'PT1H', ...fields });
+  assert.equal(made.status, 201, made.text);
+  assert.equal((await internal('POST', `/api/schedules/${made.json.id}/run`)).status < 300, true);
+  const runs = await until(async () => {
+    const r = await internal('GET', `/api/schedules/${made.json.id}/runs`);
+    return Array.isArray(r.json) && r.json.length > 0 && r.json[0].detail ? r : undefined;
+  }, 'the run answered');
+  return { made, runs };
+}
+
 test('a service that echoes a header taken from the vault: the run records the reference, not the secret', async () => {
   assert.ok((await s.root.put('/api/vault/API_KEY', { value: 'sk_live_SECRET123' })).status < 300);
   assert.ok((await s.root.put('/api/vault/API_KEY_OLD', { value: 'sk_live_SECRET123_old' })).status < 300);
@@ -30,13 +42,7 @@ test('a service that echoes a header taken from the vault: the run records the r
     res.end(`invalid key ${req.headers['x-api-key']} (also tried ${req.headers['x-old-key']})`);
   });
   try {
-    const made = await internal('POST', '/api/schedules', { routeId: 'jobs', path: '/jobs/x', every: 'PT1H', headers: { 'X-Api-Key': '${API_KEY}', 'X-Old-Key': '$API_KEY_OLD' } });
-    assert.equal(made.status, 201, made.text);
-    assert.equal((await internal('POST', `/api/schedules/${made.json.id}/run`)).status < 300, true);
-    const runs = await until(async () => {
-      const r = await internal('GET', `/api/schedules/${made.json.id}/runs`);
-      return Array.isArray(r.json) && r.json.length > 0 && r.json[0].detail ? r : undefined;
-    }, 'the run answered');
+    const { made, runs } = await runOnce({ path: '/jobs/x', headers: { 'X-Api-Key': '${API_KEY}', 'X-Old-Key': '$API_KEY_OLD' } });
     assert.deepEqual(seen, ['sk_live_SECRET123'], 'the service got the secret itself');
     assert.doesNotMatch(runs.text, /SECRET123/, runs.text);
     assert.equal(runs.json[0].detail, '400 Bad Request: invalid key ${API_KEY} (also tried ${API_KEY_OLD})');
@@ -58,13 +64,7 @@ test('a service that echoes the vault value JSON-escaped, percent-encoded or in 
     res.end(body);
   });
   try {
-    const made = await internal('POST', '/api/schedules', { routeId: 'jobs', path: '/jobs/echo', every: 'PT1H', headers: { 'X-Escaped': '$ESCAPED' } });
-    assert.equal(made.status, 201, made.text);
-    assert.equal((await internal('POST', `/api/schedules/${made.json.id}/run`)).status < 300, true);
-    const runs = await until(async () => {
-      const r = await internal('GET', `/api/schedules/${made.json.id}/runs`);
-      return Array.isArray(r.json) && r.json.length > 0 && r.json[0].detail ? r : undefined;
-    }, 'the run answered');
+    const { runs } = await runOnce({ path: '/jobs/echo', headers: { 'X-Escaped': '$ESCAPED' } });
     const detail = String(runs.json[0].detail);
     assert.doesNotMatch(detail.toLowerCase(), /wo\\?\/rd|wo%2frd/, detail);
     assert.equal(detail.split('${ESCAPED}').length - 1, 5, detail);

@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestDatabase } from '../helpers/db.ts';
+import { dbEnv, createTestDatabase } from '../helpers/db.ts';
 import { loopbackEnv } from '../helpers/gateway.ts';
 import { runCli } from '../helpers/process.ts';
 import { openStore } from '../../src/store/orm.ts';
@@ -17,10 +17,6 @@ import { signInAdmin } from '../helpers/admin.ts';
 import { advanceClock, internalWith, schedulesToken } from '../helpers/scheduler.ts';
 import { startUpstream } from '../helpers/upstream.ts';
 import { until } from '../helpers/until.ts';
-
-function dbEnv(db: { dataDir: string; databaseUrl: string | undefined }): Record<string, string> {
-  return { GATEWAY_DATA_DIR: db.dataDir, ...(db.databaseUrl ? { GATEWAY_DATABASE_URL: db.databaseUrl } : {}) };
-}
 
 async function rows(db: { dataDir: string; databaseUrl: string | undefined }, sql: string, params: unknown[] = []): Promise<Array<Record<string, unknown>>> {
   const store = await openStore({ dataDir: db.dataDir, databaseUrl: db.databaseUrl });
