@@ -69,7 +69,7 @@ export function addAccountsApi(router: Router<Principal>, gw: GatewayContext): v
   router.add('POST', '/api/accounts', {
     summary: 'Create an account', tags: ['accounts'], auth: 'session',
     description: 'Passwords are hashed with scrypt and never returned. Granting capabilities needs root.',
-    body: { type: 'object', required: ['name', 'password'], additionalProperties: false, properties: { name: { type: 'string' }, password: { type: 'string', minLength: 12 }, roles: STRINGS, capabilities: STRINGS, organisation: { type: ['string', 'null'] }, disabled: { type: 'boolean' } } },
+    body: { type: 'object', required: ['name', 'password'], additionalProperties: false, properties: { name: { type: 'string', maxLength: 200, pattern: '^[A-Za-z0-9][A-Za-z0-9._@+-]*$', description: 'scheduler (any case) is refused: the user of every scheduled call' }, password: { type: 'string', minLength: 12 }, roles: STRINGS, capabilities: STRINGS, organisation: { type: ['string', 'null'] }, disabled: { type: 'boolean' } } },
     responses: { 201: { description: 'created', schema: ACCOUNT }, 409: { description: 'the name is taken (account.name-taken)' }, ...WRITE_REFUSALS },
   }, async (ctx) => {
     requireCapability(ctx.principal, CAPABILITY);
