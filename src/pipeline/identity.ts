@@ -39,13 +39,14 @@ function thumbprint(crv: string, x: string, y: string): string {
 interface Cached {
   readonly roles: readonly string[];
   readonly org: string | null;
+  readonly aud: string;
   token: string;
   iatMs: number;
   expMs: number;
 }
 
-/** A user rarely holds more than one (roles, organisation) combination at a time. */
-const PER_USER_LIMIT = 8;
+/** A user rarely holds more than a few (roles, organisation, route) combinations at a time. */
+const PER_USER_LIMIT = 16;
 
 export class IdentitySigner {
   readonly #key: KeyObject;
@@ -74,20 +75,25 @@ export class IdentitySigner {
     this.#jwks = Object.freeze({ keys: Object.freeze(published) });
   }
 
-  /** ES256 compact JWT (header {alg:'ES256',typ:'JWT',kid}), claims {iss, sub, roles, org (only when not null), iat, exp: iat+60} in seconds. Reused while at least 30 s of validity remain. */
-  sign(identity: Identity, issuer: string, nowMs: number): string {
+  /**
+   * ES256 compact JWT (header {alg:'ES256',typ:'JWT',kid}), claims {iss, aud, sub, roles, org
+   * (only when not null), iat, exp: iat+60} in seconds. `aud` is the route's id: a service that
+   * checks it refuses a token the gateway made for another route's service, which could otherwise
+   * replay it there for its minute. Reused while at least 30 s of validity remain.
+   */
+  sign(identity: Identity, issuer: string, audience: string, nowMs: number): string {
     let users = this.#cache.get(issuer);
     if (users === undefined) this.#cache.set(issuer, (users = new Map()));
     let entries = users.get(identity.user);
     const org = identity.organisation;
     let entry: Cached | undefined;
     if (entries !== undefined) {
-      for (const e of entries) if (e.org === org && sameRoles(e.roles, identity.roles)) entry = e;
+      for (const e of entries) if (e.aud === audience && e.org === org && sameRoles(e.roles, identity.roles)) entry = e;
     }
     // A clock stepped backwards must not hand out a token issued in its future.
     if (entry !== undefined && entry.expMs - nowMs >= MIN_REMAINING_MS && nowMs >= entry.iatMs) return entry.token;
     const iat = Math.floor(nowMs / 1000);
-    const token = this.#signed(identity, issuer, iat);
+    const token = this.#signed(identity, issuer, audience, iat);
     if (entry !== undefined) {
       entry.token = token;
       entry.iatMs = iat * 1000;
@@ -107,16 +113,16 @@ export class IdentitySigner {
       entries.shift();
     }
     // Copied: the cache must not follow a caller that later mutates its array.
-    entries.push({ roles: [...identity.roles], org, token, iatMs: iat * 1000, expMs: (iat + TOKEN_LIFETIME_S) * 1000 });
+    entries.push({ roles: [...identity.roles], org, aud: audience, token, iatMs: iat * 1000, expMs: (iat + TOKEN_LIFETIME_S) * 1000 });
     return token;
   }
 
-  #signed(identity: Identity, issuer: string, iat: number): string {
+  #signed(identity: Identity, issuer: string, aud: string, iat: number): string {
     const org = identity.organisation;
     const exp = iat + TOKEN_LIFETIME_S;
     const claims = org === null
-      ? { iss: issuer, sub: identity.user, roles: identity.roles, iat, exp }
-      : { iss: issuer, sub: identity.user, roles: identity.roles, org, iat, exp };
+      ? { iss: issuer, aud, sub: identity.user, roles: identity.roles, iat, exp }
+      : { iss: issuer, aud, sub: identity.user, roles: identity.roles, org, iat, exp };
     const signingInput = this.#headerPart + Buffer.from(JSON.stringify(claims)).toString('base64url');
     const signature = sign('sha256', Buffer.from(signingInput), { key: this.#key, dsaEncoding: 'ieee-p1363' });
     return `${signingInput}.${signature.toString('base64url')}`;
@@ -172,7 +178,7 @@ function rolesValue(roles: readonly string[]): string {
  * (comma-joined, no spaces), x-gateway-organisation (only when not null); remote-user →
  * remote-user; jwt → x-gateway-identity.
  */
-export function addIdentityHeaders(out: Record<string, string>, mode: IdentityMode, identity: Identity, signer: IdentitySigner, issuer: string, nowMs: number): void {
+export function addIdentityHeaders(out: Record<string, string>, mode: IdentityMode, identity: Identity, signer: IdentitySigner, issuer: string, route: string, nowMs: number): void {
   switch (mode) {
     case 'headers':
       out['x-gateway-user'] = identity.user;
@@ -183,6 +189,6 @@ export function addIdentityHeaders(out: Record<string, string>, mode: IdentityMo
       out['remote-user'] = identity.user;
       return;
     case 'jwt':
-      out['x-gateway-identity'] = signer.sign(identity, issuer, nowMs);
+      out['x-gateway-identity'] = signer.sign(identity, issuer, route, nowMs);
   }
 }

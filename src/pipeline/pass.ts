@@ -171,7 +171,7 @@ export function pass(view: ConfigView, pools: UpstreamPools, req: PassRequest, n
     if (route.identity === 'jwt' && !signer) {
       throw new GatewayError('identity.unavailable', 'This route forwards a signed identity, and this node cannot unseal the signing key (its vault master key differs).');
     }
-    addIdentityHeaders(headers, route.identity, identity, signer!, req.issuer ?? issuerOf(req.host), now);
+    addIdentityHeaders(headers, route.identity, identity, signer!, req.issuer ?? issuerOf(req.host), route.id, now);
   }
   const origin = view.origins.get(route.id)!;
   return {

@@ -136,6 +136,9 @@ test('jwt mode: X-Gateway-Identity is an ES256 JWT that verifies against the JWK
   const { header, claims } = await verifyIdentity(token as string);
   assert.equal(header.typ, 'JWT');
   assert.equal(claims.sub, 'alice');
+  assert.equal(claims.aud, 'p-jwt', 'the route the token was made for');
+  const other = await verifyIdentity((await seen('/o-jwt/x', 'alice')).headers['x-gateway-identity'] as string);
+  assert.equal(other.claims.aud, 'o-jwt', 'another route\'s service gets a token of its own');
   assert.deepEqual([...claims.roles].sort(), ['admin', 'auditor', 'reader', 'staff']);
   assert.equal(claims.org, 'acme');
   assert.equal(claims.exp - claims.iat, 60);

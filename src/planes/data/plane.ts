@@ -29,6 +29,7 @@ function ownRouter(gw: GatewayContext): Router<Principal> {
   addSessionEndpoints(own, gw, 'app');
   own.add('GET', JWKS_PATH, {
     summary: 'Public keys that verify the X-Gateway-Identity JWT of routes with identity: jwt', tags: ['identity'], auth: 'none',
+    description: 'The JWT claims iss, aud (the route id: a service checks it), sub, roles, org (when the caller has one), iat and exp (iat + 60 s).',
     responses: { 200: { description: 'JWK set (ES256)' }, 503: { description: 'this node holds no signing key it can unseal' } },
   }, () => {
     const signer = gw.config.view.signer;
