@@ -81,6 +81,10 @@ test('changes: one line per mutation with a generic diff, an empty diff writes n
   assert.deepEqual((await trail(root, `kind=account&target=${doomed}`)).map((e) => [e.action, e.detail]), [
     ['account.delete', 'deleted, with its admin token and 2 personal tokens revoked'], ['account.create', 'created'],
   ]);
+  // Each personal token revoked with it is the account's security line, as a revocation alone is (spec 6.1).
+  assert.deepEqual((await trail(root, `kind=token.revoke&target=${doomed}`)).map((e) => [e.part, e.detail]).sort(), [
+    ['security', 'dora-app (with its account)'], ['security', 'dora-ci (with its account)'],
+  ]);
   const vaultLines = await trail(root, 'targetKind=vault');
   assert.deepEqual(vaultLines.map((e) => [e.action, e.target.name, e.detail]), [
     ['vault.delete', 'db_password', 'deleted'], ['vault.update', 'db_password', 'value replaced'], ['vault.create', 'db_password', 'created'],

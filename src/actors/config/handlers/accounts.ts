@@ -84,7 +84,7 @@ export function accountHandlers(deps: WriteDeps): ActorHandlers<AccountCalls> {
       guardHolder(account, byRoot);
       if (account.name === 'root') throw new GatewayError('account.protected', 'The root account cannot be deleted.');
       await em.nativeDelete(Session, { account: id });
-      const live = await em.find(Token, { account: id, revokedAt: null }, { fields: ['id', 'kind'] });
+      const live = await em.find(Token, { account: id, revokedAt: null }, { fields: ['id', 'kind', 'name'] });
       const revoked = await em.nativeUpdate(Token, { account: id, revokedAt: null }, { revokedAt: deps.now() });
       const before = accountRecord(account);
       em.remove(account);
@@ -92,6 +92,11 @@ export function accountHandlers(deps: WriteDeps): ActorHandlers<AccountCalls> {
       // Its tokens go with it: the line says so, as an organisation's says its vault entries went.
       const detail = revoked > 0 ? `deleted, with its ${tokenCount(live)} revoked` : undefined;
       audit.note({ target: { kind: 'account', id, name: before.name }, organisation: before.organisation, before, after: null, ...(detail !== undefined ? { detail } : {}) });
+      // A personal token revoked is its account's security line (spec 6.1), however it ended.
+      for (const t of live) {
+        if (t.kind !== 'personal') continue;
+        audit.note({ action: 'token.revoke', part: 'security', target: { kind: 'account', id, name: before.name }, organisation: before.organisation, detail: `${t.name} (with its account)` });
+      }
       return true;
     }),
   };
