@@ -102,6 +102,15 @@ async function withStore<T>(fn: (store: Store, applied: string[]) => Promise<T>,
   }
   const store = await openStore({ dataDir: settings.dataDir, databaseUrl: settings.databaseUrl }, { migrations: true });
   try {
+    // A gateway serving this directory migrated it at its start: another build's migrations would
+    // change the schema under it (docs/upgrade.md).
+    if (settings.databaseUrl === undefined) {
+      const { gatewayRuns } = await import('./store/data-dir-lock.ts');
+      const pending = await store.orm.getMigrator().getPendingMigrations();
+      if (pending.length > 0 && await gatewayRuns(settings.dataDir)) {
+        throw new RefusedError(`A gateway runs on GATEWAY_DATA_DIR="${settings.dataDir}", and this build would migrate its database under it (${pending.map((m) => m.name).join(', ')}): stop that gateway first; a newer build migrates when it starts.`);
+      }
+    }
     const applied = await migrate(store);
     const { MIGRATIONS } = await import('./store/migrations/index.ts');
     if (o.existing && applied.includes(MIGRATIONS[0]!.name)) {

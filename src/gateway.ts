@@ -10,6 +10,7 @@ import { GatewayError } from './http/errors.ts';
 import type { StoreOptions } from './store/orm.ts';
 import { prepareStore } from './workers/prepare/client.ts';
 import { SchemaNewerError } from './store/schema-guard.ts';
+import { DataDirBusyError, holdDataDir } from './store/data-dir-lock.ts';
 import { loadMasterKey } from './core/vault/master-key.ts';
 import { createTaskPool, type TaskPool } from './workers/pool.ts';
 import { boundRegExpBacktracking } from './workers/regexp-fallback.ts';
@@ -106,6 +107,16 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     await logs.start();
     const pool: TaskPool = createTaskPool(log);
     cleanups.push(() => pool.close());
+
+    // One process per SQLite directory: held before the schema is looked at, let go last.
+    if (!settings.databaseUrl) {
+      const dir = await holdDataDir(settings.dataDir).catch((err: unknown) => {
+        if (err instanceof DataDirBusyError) throw new SettingsError('GATEWAY_DATA_DIR', err.message);
+        throw err;
+      });
+      if (dir) cleanups.push(() => dir.release());
+      else log.warn('the data directory\'s path is too long for its guard socket: a second gateway started on it would not be refused', { dataDir: settings.dataDir });
+    }
 
     // Schema and first-start seeding happen before any actor opens the store.
     const prepared = await prepareStore({ store: storeOptions, rootPassword: settings.rootPassword, now: clock.now() }).catch((err: unknown) => {

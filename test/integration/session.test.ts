@@ -2,6 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestGateway, ROOT_PASSWORD, type TestGateway } from '../helpers/gateway.ts';
 import { call, signIn } from '../helpers/http.ts';
+import { TEST_DATABASE } from '../helpers/db.ts';
 
 let t: TestGateway;
 let control: string;
@@ -134,7 +135,7 @@ test('attempts sent at once are checked no more than the failures left: one lock
   assert.equal(count('sign-in locked') - lockedBefore, 1, 'the lock is tripped once');
 });
 
-test('failures on two nodes of one database count together: the lock holds on both', async () => {
+test('failures on two nodes of one database count together: the lock holds on both', { skip: TEST_DATABASE !== 'postgres' && 'two nodes need PostgreSQL: one gateway per SQLite data directory' }, async () => {
   const other = await startTestGateway({ GATEWAY_NODE_NAME: 'node-b' }, t.db);
   try {
     const name = 'two-node-visitor';

@@ -2,13 +2,15 @@
  * Upgrades (docs/upgrade.md). A build refuses a database a newer build migrated: `start` exits 78
  * naming the migrations it does not know, `migrate` exits 65, and nothing is written; the
  * migrations table alone decides. `version` names the build's schema. A schedules token minted
- * before tokens had organisations keeps the organisations its schedules act for.
+ * before tokens had organisations keeps the organisations its schedules act for. One gateway per
+ * SQLite data directory: a second is refused, and so is a command that would migrate under it.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dbEnv, createTestDatabase } from '../helpers/db.ts';
+import { dbEnv, createTestDatabase, TEST_DATABASE } from '../helpers/db.ts';
 import { loopbackEnv } from '../helpers/gateway.ts';
-import { runCli } from '../helpers/process.ts';
+import { runCli, startProcess } from '../helpers/process.ts';
+import { call } from '../helpers/http.ts';
 import { openStore } from '../../src/store/orm.ts';
 import { MIGRATION_NAMES } from '../../src/store/migrations/names.ts';
 import { MIGRATIONS } from '../../src/store/migrations/index.ts';
@@ -107,6 +109,36 @@ test('a schedules token from before token organisations keeps acting for the org
     await g.gw.stop();
   } finally {
     await up.close();
+    await db.drop();
+  }
+});
+
+test('one gateway per SQLite data directory: a second is refused, a migration under it too, a crash holds nothing', { skip: TEST_DATABASE !== 'sqlite' && 'the embedded database only' }, async () => {
+  const db = await createTestDatabase();
+  const env = loopbackEnv(dbEnv(db));
+  let first = await startProcess(env);
+  try {
+    const second = await runCli(['start'], env, 60_000);
+    assert.equal(second.code, 78, second.stderr);
+    assert.match(second.stderr, /^meerkat: Another gateway runs on the data directory .*: the embedded database serves one process\. Stop the other first/m);
+    assert.doesNotMatch(second.stderr, /"msg":"listening"/, 'the second opened no door');
+    assert.equal((await call(`${first.urls.control}/readyz`)).status, 200, 'the first serves on');
+
+    // A command of a build whose migrations the running gateway lacks is refused; with none pending it runs.
+    assert.equal((await runCli(['token', 'create', '--name', 'ci', '--kind', 'admin'], env)).code, 0);
+    await rows(db, "delete from meerkat_migrations where name = '0021-legacy-token-organisations'");
+    const migrate = await runCli(['migrate'], env);
+    assert.equal(migrate.code, 65, migrate.stderr);
+    assert.match(migrate.stderr, /^meerkat: A gateway runs on GATEWAY_DATA_DIR=.* this build would migrate its database under it \(0021-legacy-token-organisations\): stop that gateway first/m);
+
+    // Killed outright, the gateway leaves its socket file behind: the next start replaces it.
+    first.child.kill('SIGKILL');
+    await first.exited;
+    first = await startProcess(env);
+    assert.equal((await call(`${first.urls.control}/readyz`)).status, 200);
+  } finally {
+    first.child.kill('SIGTERM');
+    await first.exited;
     await db.drop();
   }
 });
