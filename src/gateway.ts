@@ -114,8 +114,8 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
         if (err instanceof DataDirBusyError) throw new SettingsError('GATEWAY_DATA_DIR', err.message);
         throw err;
       });
-      if (dir) cleanups.push(() => dir.release());
-      else log.warn('the data directory\'s path is too long for its guard socket: a second gateway started on it would not be refused', { dataDir: settings.dataDir });
+      if ('release' in dir) cleanups.push(() => dir.release());
+      else log.warn(`the data directory is not guarded: ${dir.unguarded}; a second gateway started on it would not be refused`, { dataDir: settings.dataDir });
     }
 
     // Schema and first-start seeding happen before any actor opens the store.

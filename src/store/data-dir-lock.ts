@@ -49,12 +49,12 @@ function listen(server: Server, path: string): Promise<NodeJS.ErrnoException | n
 
 /**
  * Holds `dataDir` for this process, or throws DataDirBusyError when another gateway holds it.
- * Undefined when the directory's path is too long for a socket: the start goes on unguarded and
- * the caller says so.
+ * When the directory cannot hold a socket (a path too long for one, a file system that refuses
+ * them) the start goes on unguarded: `unguarded` says why, for the caller to log.
  */
-export async function holdDataDir(dataDir: string): Promise<DataDirLock | undefined> {
+export async function holdDataDir(dataDir: string): Promise<DataDirLock | { readonly unguarded: string }> {
   const path = lockPath(dataDir);
-  if (Buffer.byteLength(path) > SOCKET_PATH_MAX) return undefined;
+  if (Buffer.byteLength(path) > SOCKET_PATH_MAX) return { unguarded: `its path is longer than a socket's (${SOCKET_PATH_MAX} bytes)` };
   mkdirSync(dataDir, { recursive: true });
   // A connection is answered by closing it: the socket says "a gateway runs here" and nothing else.
   const server = createServer((socket) => socket.destroy());
@@ -67,7 +67,10 @@ export async function holdDataDir(dataDir: string): Promise<DataDirLock | undefi
     try { unlinkSync(path); } catch { /* gone already */ }
     err = await listen(server, path);
   }
-  if (err !== null) throw err;
+  if (err !== null) {
+    server.close();
+    return { unguarded: `a socket cannot be made there (${err.code ?? err.message})` };
+  }
   server.unref();
   return {
     release: () => new Promise<void>((resolve) => {
