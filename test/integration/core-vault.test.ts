@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { signInAdmin, type Admin } from '../helpers/admin.ts';
 import { call } from '../helpers/http.ts';
+import { TEST_DATABASE } from '../helpers/db.ts';
 import { openStore } from '../../src/store/orm.ts';
 import { VaultEntry } from '../../src/store/entities.ts';
 
@@ -18,7 +19,11 @@ before(async () => {
   root = await signInAdmin(t.url('control'));
   await root.put('/api/organisations/acme', { name: 'Acme' });
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+  // A node restarted on the same database (SQLite) does not own it: dropped here either way.
+  await t?.db.drop();
+});
 
 test('vault values are sealed, never answered, and scoped to the application or an organisation', async () => {
   const put = await root.put('/api/vault/stripe_key', { value: SECRET });
@@ -66,6 +71,10 @@ test('vault values are sealed, never answered, and scoped to the application or 
 test('a node with another master key says it cannot unseal, and publishes no signing key', async () => {
   await root.put('/api/vault/webhook_secret', { value: SECRET });
   assert.equal((await call(`${t.url('data')}/.well-known/jwks.json`)).status, 200);
+  // A second node of the cluster on PostgreSQL; on SQLite (one gateway per data directory) the
+  // node itself, restarted with the other key, then with its own again.
+  const sqlite = TEST_DATABASE === 'sqlite';
+  if (sqlite) await t.gw.stop();
   const other = await startTestGateway({ GATEWAY_VAULT_KEY: KEY_B, GATEWAY_NODE_NAME: 'node-other-key' }, t.db);
   try {
     const admin = await signInAdmin(other.url('control'));
@@ -81,6 +90,10 @@ test('a node with another master key says it cannot unseal, and publishes no sig
     assert.match(String(logged.attrs.reason), /vault master key/);
   } finally {
     await other.gw.stop();
+    if (sqlite) {
+      t = await startTestGateway({ GATEWAY_VAULT_KEY: KEY_A }, t.db);
+      root = await signInAdmin(t.url('control'));
+    }
   }
 });
 
