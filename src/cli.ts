@@ -106,8 +106,8 @@ async function withStore<T>(fn: (store: Store, applied: string[]) => Promise<T>,
     // change the schema under it (docs/upgrade.md).
     if (settings.databaseUrl === undefined) {
       const { gatewayRuns } = await import('./store/data-dir-lock.ts');
-      const pending = await store.orm.getMigrator().getPendingMigrations();
-      if (pending.length > 0 && await gatewayRuns(settings.dataDir)) {
+      const pending = await gatewayRuns(settings.dataDir) ? await store.orm.getMigrator().getPendingMigrations() : [];
+      if (pending.length > 0) {
         throw new RefusedError(`A gateway runs on GATEWAY_DATA_DIR="${settings.dataDir}", and this build would migrate its database under it (${pending.map((m) => m.name).join(', ')}): stop that gateway first; a newer build migrates when it starts.`);
       }
     }

@@ -44,9 +44,11 @@ function fold(text: string): string {
   });
 }
 
-/** `text` with each occurrence of `form` (letters matched without case) written as `ref`. */
-function replaceForm(text: string, form: string, ref: string): string {
-  const folded = fold(text);
+/**
+ * `text` with each occurrence of `form` (letters matched without case) written as `ref`; `folded`
+ * is `fold(text)`, made once by the caller and again only after a replacement.
+ */
+function replaceForm(text: string, folded: string, form: string, ref: string): string {
   const wanted = fold(form);
   let at = folded.indexOf(wanted);
   if (at < 0) return text;
@@ -74,7 +76,12 @@ export function withoutEchoes(text: string, secrets: ReadonlyArray<readonly [str
   if (all.length === 0) return text;
   all.sort((a, b) => b[0].length - a[0].length);
   let out = text;
-  for (const [form, ref] of all) if (form.length <= out.length) out = replaceForm(out, form, ref);
+  let folded = fold(text);
+  for (const [form, ref] of all) {
+    if (form.length > out.length) continue;
+    const replaced = replaceForm(out, folded, form, ref);
+    if (replaced !== out) folded = fold((out = replaced));
+  }
   // A sentence cut inside a value ends with its start.
   if (out.endsWith('…')) {
     const body = out.slice(0, -1);

@@ -73,8 +73,10 @@ export function endpointAudit(gw: GatewayContext): RecordObserver {
     if (audits === undefined) return undefined;
     // A service that decodes %2F reads `/orders%2F7/lines` as `/orders/7/lines`: the call it
     // serves is audited under that reading too, or an escaped slash would keep it out of the trail.
+    const found = audits.match(record.head.method, record.servicePath);
+    if (found !== undefined) return found;
     const decoded = slashesDecoded(record.servicePath);
-    return audits.match(record.head.method, record.servicePath) ?? (decoded === undefined ? undefined : audits.match(record.head.method, decoded));
+    return decoded === undefined ? undefined : audits.match(record.head.method, decoded);
   };
   // The match found when the call passed serves its close; a refused call is matched at close.
   const matched = new WeakMap<RequestRecord, OperationMatch>();
