@@ -70,6 +70,7 @@ export const ERRORS = {
   'identity.unavailable': { status: 503, title: 'Identity signing unavailable', detail: 'The gateway cannot sign the identity this route forwards right now.' },
   'upstream.unreachable': { status: 502, title: 'Bad gateway', detail: 'The service behind this route cannot be reached.' },
   'upstream.timeout': { status: 504, title: 'Gateway timeout', detail: 'The service behind this route did not answer in time.' },
+  'route.loop': { status: 508, title: 'Loop detected', detail: 'This request already passed through this gateway: the route\'s upstream leads back to the gateway. Point the route at its service.' },
   'upstream.failed': { status: 502, title: 'Bad gateway', detail: 'The service behind this route broke off its answer.' },
   'upstream.untrusted': { status: 502, title: 'Untrusted certificate', detail: 'The certificate of the service behind this route is not signed by a trusted authority (add its authority under trusted authorities).' },
   'upstream.name-mismatch': { status: 502, title: 'Certificate name mismatch', detail: 'The certificate of the service behind this route does not carry the host name of the route\'s upstream.' },

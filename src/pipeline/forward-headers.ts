@@ -14,6 +14,8 @@ export interface ForwardOptions {
   readonly ownCookies: ReadonlySet<string>;
   /** The caller authenticated with a gateway token: Authorization is not forwarded. */
   readonly dropAuthorization: boolean;
+  /** This gateway's Via entry, added after the caller's (RFC 9110 7.6.3). */
+  readonly via: string;
 }
 
 /**
@@ -42,6 +44,8 @@ export function forwardRequestHeaders(incoming: Readonly<Record<string, string>>
       out[name] = value;
     }
   }
+  const via = out['via'];
+  out['via'] = via === undefined ? opts.via : `${via}, ${opts.via}`;
   if (opts.remoteAddress === null) return out;
   out['x-forwarded-for'] = opts.remoteAddress;
   out['x-forwarded-proto'] = opts.secure ? 'https' : 'http';

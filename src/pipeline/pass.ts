@@ -125,6 +125,11 @@ export function pass(view: ConfigView, pools: UpstreamPools, req: PassRequest, n
   if (who.kind === 'presented' && req.host !== undefined && !isHostValue(req.host)) {
     throw new GatewayError('request.invalid', 'The Host header is not a host name with an optional port (one Host line; no space, "/", "?", "#" or "@").');
   }
+  // The caller's own Via is sent on; one naming this gateway came back through a route.
+  const via = req.headers['via'];
+  if (via !== undefined && via.includes(pools.hop)) {
+    throw new GatewayError('route.loop', `This request already passed through this gateway (its Via header names ${pools.hop}): the route's upstream leads back to the gateway. Point the route at its service.`);
+  }
   let match;
   if (who.kind === 'posed') {
     const named = view.routesById.get(who.routeId);
@@ -164,7 +169,7 @@ export function pass(view: ConfigView, pools: UpstreamPools, req: PassRequest, n
   authorise(view, route, identity, req.method, match.servicePath, now);
 
   const headers = forwardRequestHeaders(req.headers, {
-    remoteAddress: req.client?.address ?? null, secure: req.client?.secure ?? false, ownCookies: req.ownCookies, dropAuthorization,
+    remoteAddress: req.client?.address ?? null, secure: req.client?.secure ?? false, ownCookies: req.ownCookies, dropAuthorization, via: pools.via,
   });
   if (identity) {
     const signer = view.signer;

@@ -5,6 +5,7 @@
  * become the sentences a person reads: 502 when the service cannot be reached or its certificate
  * does not pass, 504 when it does not answer in time.
  */
+import { randomBytes } from 'node:crypto';
 import { Pool, type Dispatcher } from 'undici';
 import type { SecureContext } from 'node:tls';
 import type { Readable } from 'node:stream';
@@ -36,6 +37,14 @@ export class UpstreamPools {
   #trust: SecureContext | undefined;
   /** Which services stopped answering, said once each way on the operational log. */
   readonly health: UpstreamHealth;
+  /**
+   * How this gateway names itself in the Via header of the calls it sends (RFC 9110 7.6.3): a
+   * pseudonym drawn at each start, so that a request coming back carrying it is a loop
+   * (`route.loop`), and a service learns nothing of the host it runs on.
+   */
+  readonly hop = `meerkat-${randomBytes(4).toString('hex')}`;
+  /** The Via entry itself: the plain doors speak HTTP/1.1, and the calls go out in it. */
+  readonly via = `1.1 ${this.hop}`;
 
   constructor(authorities: readonly string[] = [], onHealth?: HealthReport) {
     this.#authorities = authorities;

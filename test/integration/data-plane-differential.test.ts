@@ -151,6 +151,7 @@ function makeCase(id: number, rnd: () => number, forced: Partial<Omit<Case, 'ans
   if (rnd() < 0.3) headers['x-repeated'] = [word(rnd, 1, 8), word(rnd, 1, 8)];
   if (rnd() < 0.2) headers['if-none-match'] = `"${word(rnd, 4, 10)}"`;
   if (rnd() < 0.2) headers['cookie'] = `app=${word(rnd, 1, 10)}; other=${word(rnd, 1, 10)}`;
+  if (rnd() < 0.2) headers['via'] = `1.1 ${word(rnd, 1, 8)}`;
   const withBody = method === 'POST' || method === 'PUT' || method === 'PATCH' || (method === 'DELETE' && rnd() < 0.2);
   const size = withBody ? pick(rnd, [0, 1, 300, 2048, 16 * 1024, 16 * 1024, 70_000, 300_000]) : 0;
   let pieces: number[] = [];
@@ -209,18 +210,27 @@ function send(agent: Agent, port: number, c: Case, via: string, tls?: { agent: H
 /** Headers a proxy legitimately handles itself: the connection's own and the body's framing. */
 const CONNECTION = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date', 'host']);
 /** What the gateway adds toward the upstream (docs/architecture.md: the forwarding facts). */
-const ADDED_UPSTREAM = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']);
+const ADDED_UPSTREAM = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'via']);
+/** The gateway's own Via entry, added after a caller's (RFC 9110 7.6.3). */
+const OWN_VIA = /^1\.1 meerkat-[0-9a-f]{8}$/;
 /** The plain doors' HTTP library marks each answer with its name and version; it cannot be turned off. */
 const ADDED_CLIENT = new Set(['uwebsockets']);
 
 function compareHeaders(direct: IncomingHttpHeaders, proxied: IncomingHttpHeaders, added: ReadonlySet<string>, what: string): void {
   for (const [name, value] of Object.entries(direct)) {
     if (CONNECTION.has(name) || name === 'x-case-key') continue;
+    if (name === 'via' && added.has(name)) {
+      const [, own] = String(proxied[name]).split(/, (?=1\.1 meerkat-[0-9a-f]{8}$)/);
+      assert.equal(String(proxied[name]), `${String(value)}, ${own}`, `${what}: the caller's Via, then the gateway's`);
+      assert.match(own ?? '', OWN_VIA, `${what}: the gateway's Via entry`);
+      continue;
+    }
     assert.deepEqual(proxied[name], value, `${what}: ${name}`);
   }
   for (const name of Object.keys(proxied)) {
     if (CONNECTION.has(name) || name === 'x-case-key' || name in direct) continue;
     assert.ok(added.has(name), `${what}: the gateway added ${name}: ${String(proxied[name])}`);
+    if (name === 'via') assert.match(String(proxied[name]), OWN_VIA, `${what}: the gateway's Via entry`);
   }
 }
 

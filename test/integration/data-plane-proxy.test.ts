@@ -251,6 +251,19 @@ test('X-Forwarded-For is the client address; forged proxy headers never pass; pr
   assert.equal(plain.headers['x-forwarded-proto'], 'http');
 });
 
+test('the gateway adds its Via entry after the caller\'s, and refuses a request that carries its own (route.loop)', async () => {
+  const seen = echoed(await call(`${d}/orders/via`, { headers: { via: '1.1 edge-proxy' } }));
+  const via = String(seen.headers.via);
+  assert.match(via, /^1\.1 edge-proxy, 1\.1 meerkat-[0-9a-f]{8}$/);
+  assert.match(String(echoed(await call(`${d}/orders/via`)).headers.via), /^1\.1 meerkat-[0-9a-f]{8}$/);
+  // The entry came back: the request went through this gateway already.
+  const before = up.requests.length;
+  const back = await call(`${d}/orders/via`, { headers: { via } });
+  assert.equal(back.status, 508, back.text);
+  assert.equal(back.json.code, 'route.loop');
+  assert.equal(up.requests.length, before, 'the refused request never reached the service');
+});
+
 test('the gateway token never reaches the upstream; the service\'s own Authorization does', async () => {
   const onPrivate = await call(`${d}/private/x`, { headers: { authorization: `Bearer ${token}` } });
   assert.equal(onPrivate.status, 200, onPrivate.text);

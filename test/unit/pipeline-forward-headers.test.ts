@@ -6,7 +6,7 @@ import { forwardRequestHeaders, forwardResponseHeaders, type ForwardOptions } fr
 import { IDENTITY_HEADERS } from '../../src/pipeline/identity.ts';
 
 const opts = (more: Partial<ForwardOptions> = {}): ForwardOptions => ({
-  remoteAddress: '203.0.113.7', secure: true, ownCookies: new Set(['mk_session']), dropAuthorization: false, ...more,
+  remoteAddress: '203.0.113.7', secure: true, ownCookies: new Set(['mk_session']), dropAuthorization: false, via: '1.1 meerkat-0a1b2c3d', ...more,
 });
 
 test('request: end-to-end headers pass, the gateway states the forwarding facts', () => {
@@ -17,7 +17,7 @@ test('request: end-to-end headers pass, the gateway states the forwarding facts'
   const out = forwardRequestHeaders(incoming, opts());
   assert.deepEqual({ ...out }, {
     accept: 'application/json', 'content-type': 'application/json', 'content-length': '42', 'user-agent': 'curl/8',
-    'x-request-id': 'abc', 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'shop.example.com:8443',
+    'x-request-id': 'abc', via: '1.1 meerkat-0a1b2c3d', 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'shop.example.com:8443',
   });
   assert.notEqual(out, incoming);
   assert.equal(incoming.host, 'shop.example.com:8443', 'the input is not altered');
@@ -33,7 +33,7 @@ test('request: hop-by-hop, host, expect, identity and proxy-chain headers never 
     'x-forwarded-host': 'evil', 'x-real-ip': '1.2.3.4', 'x-forwarded-port': '1', 'x-forwarded-prefix': '/evil', connection: 'keep-alive',
   });
   const out = forwardRequestHeaders(incoming, opts({ secure: false }));
-  assert.deepEqual({ ...out }, { accept: '*/*', 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'http' });
+  assert.deepEqual({ ...out }, { accept: '*/*', via: '1.1 meerkat-0a1b2c3d', 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'http' });
 });
 
 test('request: names listed in Connection are dropped, except content-length', () => {
@@ -71,7 +71,7 @@ test('request: Authorization passes unless the caller used a gateway token', () 
 
 test('request: HTTP/2 pseudo-headers are not forwarded', () => {
   assert.deepEqual(Object.keys(forwardRequestHeaders({ ':authority': 'x', accept: 'a' }, opts())).sort(),
-    ['accept', 'x-forwarded-for', 'x-forwarded-proto']);
+    ['accept', 'via', 'x-forwarded-for', 'x-forwarded-proto']);
 });
 
 test('request: the whole x-forwarded- family, path overrides and underscore spellings of what the gateway writes never pass', () => {
@@ -85,7 +85,7 @@ test('request: the whole x-forwarded- family, path overrides and underscore spel
     'x-host': 'evil.example', 'x-original-host': 'evil.example', 'x-original-uri': '/admin', 'x-gateway-organization': 'acme',
   };
   const out = forwardRequestHeaders(incoming, opts({ secure: false }));
-  assert.deepEqual({ ...out }, { accept: '*/*', x_request_id: 'kept', 'x-forwardedx': 'kept', 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'http' });
+  assert.deepEqual({ ...out }, { accept: '*/*', x_request_id: 'kept', 'x-forwardedx': 'kept', via: '1.1 meerkat-0a1b2c3d', 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'http' });
 });
 
 test('response: a service never sets the gateway\'s own session cookies; its other cookies pass', () => {
@@ -126,4 +126,10 @@ test('headers named like built-in properties are headers both ways, never inheri
   const back = forwardResponseHeaders(incoming);
   for (const n of names) assert.ok(Object.hasOwn(back, n) && back[n] === `v-${n}`, `${n} comes back`);
   assert.equal(forwardRequestHeaders(headerRecord(), opts())['constructor'], undefined, 'an absent name reads as absent');
+});
+
+test('request: the gateway adds its Via entry after the caller\'s (RFC 9110 7.6.3)', () => {
+  assert.equal(forwardRequestHeaders({}, opts()).via, '1.1 meerkat-0a1b2c3d');
+  assert.equal(forwardRequestHeaders({ via: '1.1 edge-proxy, 2 cdn' }, opts()).via, '1.1 edge-proxy, 2 cdn, 1.1 meerkat-0a1b2c3d');
+  assert.equal(forwardRequestHeaders({}, opts({ remoteAddress: null })).via, '1.1 meerkat-0a1b2c3d', 'a call the gateway makes itself names it too');
 });

@@ -30,7 +30,7 @@ function own(entries: Array<[string, unknown]>): Record<string, unknown> {
 test('every header the data plane drops from incoming requests is refused in a schedule, each with a reason', () => {
   // What the data plane really drops, asked of the data plane itself.
   const probe = Object.fromEntries([...REQUEST_DROP, 'x-kept'].map((n) => [n, `spoofed ${n}`]));
-  const forwarded = forwardRequestHeaders(probe, { remoteAddress: '203.0.113.7', secure: false, ownCookies: new Set(), dropAuthorization: false });
+  const forwarded = forwardRequestHeaders(probe, { remoteAddress: '203.0.113.7', secure: false, ownCookies: new Set(), dropAuthorization: false, via: '1.1 meerkat-0a1b2c3d' });
   const dropped = [...REQUEST_DROP].filter((n) => forwarded[n] !== `spoofed ${n}`);
   assert.equal(forwarded['x-kept'], 'spoofed x-kept');
   for (const set of [HOP_BY_HOP, IDENTITY_HEADERS, FORWARDING_HEADERS]) for (const n of set) assert.ok(dropped.includes(n), `the data plane drops ${n}`);
