@@ -20,6 +20,7 @@ export const ERRORS = {
   'path.invalid': { status: 400, title: 'Invalid path', detail: 'The request path is not valid percent-encoded text, or holds what services read in more than one way: a "." or ".." segment, a backslash, a "#" or %00.' },
   'body.invalid-json': { status: 400, title: 'Invalid JSON', detail: 'The request body is not valid JSON.' },
   'schedule.headers-too-large': { status: 431, title: 'Headers too large', detail: 'With the vault values they name, the schedule\'s headers are larger than one call may carry; nothing was sent.' },
+  'body.length-required': { status: 411, title: 'Length required', detail: 'This address reads a request body only with its length stated (Content-Length).' },
   'body.too-large': { status: 413, title: 'Body too large', detail: 'The request body is larger than this endpoint accepts.' },
   'body.media-type': { status: 415, title: 'Unsupported media type', detail: 'Send the body as application/json.' },
   'field.invalid': { status: 400, title: 'Invalid field', detail: 'A field of the request is not valid.' },

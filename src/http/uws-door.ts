@@ -240,9 +240,9 @@ export function openUwsDoor(opts: DoorOptions): Door {
   app.any('/*', (res, req) => {
     const ex = new UwsExchange(res, req, opts.plane, flight, opts.clock.now());
     if (ex.ambiguousFraming) {
-      // Cut without an answer (two framings, or chunks this parser misreads): uWS serves a request
-      // pipelined behind this one even after an answer that closes the connection, and that
-      // request is exactly what must not be read.
+      // Cut without an answer (two framings): what a proxy in front read as the next request may be
+      // this parser's body, or the other way round, and nothing past this head is to be read. A
+      // chunked body alone is answered 411 by the plane (UwsExchange.lengthRequired).
       ex.abort();
       return;
     }

@@ -82,6 +82,12 @@ export class UwsExchange implements Exchange {
    * request after it on the connection, or leave part of itself to be read as a request.
    */
   readonly ambiguousFraming: boolean;
+  /**
+   * The body comes in chunks, which this door does not read (above): the plane answers 411
+   * `body.length-required` at once, and the answer closes the connection before uWS parses a
+   * byte past the head.
+   */
+  readonly lengthRequired: boolean;
   aborted = false;
   responded = false;
   status = 0;
@@ -120,11 +126,13 @@ export class UwsExchange implements Exchange {
     this.query = req.getQuery() ?? '';
     this.remoteAddress = ADDRESS_TEXT.decode(res.getRemoteAddressAsText());
     this.receivedAt = now;
-    this.ambiguousFraming = headers['transfer-encoding'] !== undefined || isAmbiguousFraming(headers);
+    const coded = headers['transfer-encoding'] !== undefined;
+    this.ambiguousFraming = (coded || headers['content-length'] !== undefined) && isAmbiguousFraming(headers);
+    this.lengthRequired = coded && !this.ambiguousFraming;
     // Without Content-Length or Transfer-Encoding a request has no body (RFC 9112 6.3): no queue
     // and no onData, which uWS would call once with an empty buffer (a copy and closures per request).
     const length = headers['content-length'];
-    const bodyless = this.ambiguousFraming || (headers['transfer-encoding'] === undefined && (length === undefined || length === '0'));
+    const bodyless = coded || length === undefined || length === '0' || this.ambiguousFraming;
     const queue = bodyless ? undefined : new BodyQueue(() => { if (this.#alive()) res.pause(); }, () => { if (this.#alive()) res.resume(); });
     this.#queue = queue;
     res.onAborted(() => this.#onAborted());
@@ -200,7 +208,9 @@ export class UwsExchange implements Exchange {
     this.responded = true;
     this.status = status;
     const res = this.res;
-    const draining = this.flight.draining;
+    // Closed with the answer, inside the handler that uWS called for the head: its parser then
+    // stops there, and no byte of a chunked body is read as a request.
+    const draining = this.flight.draining || this.lengthRequired;
     res.cork(() => {
       res.writeStatus(statusLine(status));
       writeHeaders(res, hdrs);

@@ -175,7 +175,7 @@ function makeCase(id: number, rnd: () => number, forced: Partial<Omit<Case, 'ans
 }
 
 /**
- * A chunked request body goes through the gateway's HTTPS door: the plain doors cut it unread
+ * A chunked request body goes through the gateway's HTTPS door: the plain doors answer it 411 unread
  * (their parser misreads chunk sizes, docs/core.md), the HTTPS doors' parser is strict.
  */
 function send(agent: Agent, port: number, c: Case, via: string, tls?: { agent: HttpsAgent; port: number }): Promise<Got> {

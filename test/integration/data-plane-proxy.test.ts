@@ -523,29 +523,43 @@ test('a 20 MB upload with a declared length streams to the upstream intact', asy
   assert.equal(seen.headers['content-length'], String(BIG));
 });
 
-test('a chunked request body is cut at the plain door, unread and unanswered: its parser misreads chunk sizes', async () => {
+test('a chunked request body is answered 411 at the plain door and its connection closed, unread: its parser misreads chunk sizes', async () => {
   const seen = up.requests.length;
   // A chunk extension uWebSockets.js reads as hex digits (0x1BADB): the request after it would be
   // read as this one's body and sent to the service, its token included.
   const smuggler = `POST /orders/store HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1;a=b\r\nX\r\n0\r\n\r\n`;
   const victim = `GET /private/victim HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\n`;
-  const { answered, cut } = await new Promise<{ answered: string; cut: boolean }>((resolve) => {
-    const sock = connect(dataPort, '127.0.0.1', () => {
-      sock.write(smuggler);
-      setTimeout(() => { if (!sock.destroyed) sock.write(victim); }, 100);
+  for (const together of [false, true]) {
+    const { answered, cut } = await new Promise<{ answered: string; cut: boolean }>((resolve) => {
+      const sock = connect(dataPort, '127.0.0.1', () => {
+        // In one write, the victim is in the same read as the head; apart, it comes after the answer.
+        if (together) sock.write(smuggler + victim);
+        else {
+          sock.write(smuggler);
+          setTimeout(() => { if (!sock.destroyed) sock.write(victim); }, 100);
+        }
+      });
+      let text = '';
+      // Still open after 3 s: the door waited for a body that was never going to end.
+      const timer = setTimeout(() => { sock.destroy(); resolve({ answered: text, cut: false }); }, 3000);
+      sock.on('data', (b) => { text += b.toString('latin1'); });
+      sock.on('error', () => undefined);
+      sock.on('close', () => { clearTimeout(timer); resolve({ answered: text, cut: true }); });
     });
-    let text = '';
-    // Still open after 3 s: the door waited for a body that was never going to end.
-    const timer = setTimeout(() => { sock.destroy(); resolve({ answered: text, cut: false }); }, 3000);
-    sock.on('data', (b) => { text += b.toString('latin1'); });
-    sock.on('error', () => undefined);
-    sock.on('close', () => { clearTimeout(timer); resolve({ answered: text, cut: true }); });
-  });
-  assert.ok(cut, 'the door closed the connection itself');
-  assert.equal(answered, '', 'cut without an answer');
-  assert.equal(up.requests.length, seen, 'nothing reached the service');
-  // Undici streams a body of unknown length chunked: refused the same way.
-  await assert.rejects(request(`${d}/orders/upload`, { method: 'POST', body: Readable.from(pattern(100_000, 10_000)) }));
+    assert.ok(cut, 'the door closed the connection itself');
+    assert.match(answered, /^HTTP\/1\.1 411 /, answered);
+    assert.match(answered, /"code":"body\.length-required"/);
+    assert.match(answered, /\r\nconnection: close\r\n/i);
+    assert.equal(answered.match(/HTTP\/1\.1 /g)?.length, 1, `one answer only, the victim never served (${together ? 'one write' : 'two writes'})`);
+    assert.equal(up.requests.length, seen, 'nothing reached the service');
+  }
+  // Undici streams a body of unknown length chunked: refused the same way, with the answer.
+  const streamed = await request(`${d}/orders/upload`, { method: 'POST', body: Readable.from(pattern(100_000, 10_000)) }).then(
+    async (r) => ({ status: r.statusCode, text: await r.body.text() }),
+    (err: Error) => ({ status: 0, text: err.message }),
+  );
+  assert.equal(streamed.status, 411, streamed.text);
+  assert.equal(JSON.parse(streamed.text).code, 'body.length-required');
   assert.equal(up.requests.length, seen);
   assert.equal((await call(`${d}/orders/after-chunked`)).status, 200, 'the door goes on serving');
 });

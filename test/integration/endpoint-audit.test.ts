@@ -292,7 +292,7 @@ test('a body over 64 KB is not kept, a chunked JSON body is, and both reach the 
   assert.equal(attrs['audit.body.omitted'], `larger than 64 KB (${Buffer.byteLength(text)} bytes)`);
   assert.doesNotMatch(JSON.stringify(e), /c-big|xxxx/);
 
-  // A chunked body is taken by the HTTPS doors only (the plain doors cut it: docs/core.md).
+  // A chunked body is taken by the HTTPS doors only (the plain doors answer it 411: docs/core.md).
   const cert = await root.post('/api/certificates', { source: 'self-signed', names: ['localhost'] });
   assert.equal(cert.status, 201, cert.text);
   assert.equal((await root.put(`/api/certificates/${cert.json.id}/placement`, { planes: ['app'] })).status, 200);

@@ -40,7 +40,7 @@ test('meerkat start serves /readyz on all three planes; SIGTERM drains a request
       await gate;
       yield Buffer.from(`"password":${JSON.stringify(m![1])}}`);
     }
-    // Its length stated: the plain doors cut a chunked body (docs/core.md).
+    // Its length stated: the plain doors answer a chunked body 411 (docs/core.md).
     const length = Buffer.byteLength(`{"name":"root","password":${JSON.stringify(m[1])}}`);
     const inFlight = request(`${gw.urls.control}/api/session`, {
       method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(length) }, body: Readable.from(slowBody()),
