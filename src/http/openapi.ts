@@ -33,6 +33,7 @@ function implied(r: ApiRoute<unknown>, hasParameters: boolean): Record<string, R
   }
   if (r.segments.some((s) => s.startsWith('{'))) out[404] = { description: 'no such resource (within what the caller may see)' };
   if (r.doc.body !== undefined) {
+    out[411] = { description: 'the body was sent in chunks to a plain port, which reads a body only with its length stated (body.length-required; the connection closes with the answer)' };
     out[413] = { description: 'the body is larger than this endpoint accepts (body.too-large)' };
     out[415] = { description: 'the body is not application/json (body.media-type)' };
   }

@@ -208,7 +208,7 @@ export function addAuditApi(router: Router<Principal>, gw: GatewayContext): void
     summary: 'Set the retention and the collector push (root)', tags: ['settings', ...tags], auth: 'session',
     description: 'Fields left out keep their value. A shortened retention removes the older lines at the next sweep (hourly). push is the licensed edition\'s: on the community edition switching it on is refused (licensed-edition).',
     body: { type: 'object', minProperties: 1, additionalProperties: false, properties: { retention: SETTINGS.properties.retention, operationRetention: SETTINGS.properties.operationRetention, push: SETTINGS.properties.push } },
-    responses: { 200: { description: 'the settings as stored', schema: SETTINGS }, ...WRITE_REFUSALS },
+    responses: { 200: { description: 'the settings as stored', schema: SETTINGS }, ...WRITE_REFUSALS, 409: { description: 'audit.no-collector: push switched on with no collector configured (GATEWAY_OTLP_ENDPOINT)' } },
   }, async (ctx) => {
     requireCapability(ctx.principal, 'root');
     const f = objectBody(await ctx.json(), ['retention', 'operationRetention', 'push'], 'the audit settings');

@@ -59,7 +59,10 @@ export function addRoutesApi(router: Router<Principal>, gw: GatewayContext): voi
     summary: 'Create or replace a route', tags: ['routes'], auth: 'session',
     description: 'Every field is replaced; an omitted optional field takes its default. Roles named must be in the catalogue, the organisation must exist. The change reaches the data plane before the answer.',
     body: ROUTE_BODY,
-    responses: { 200: { description: 'replaced', schema: ROUTE }, 201: { description: 'created', schema: ROUTE }, ...WRITE_REFUSALS },
+    responses: {
+      200: { description: 'replaced', schema: ROUTE }, 201: { description: 'created', schema: ROUTE }, ...WRITE_REFUSALS,
+      409: { description: 'audit.no-contract: the route keeps endpoint audit rules and its OpenAPI contract was left out' },
+    },
   }, async (ctx) => {
     requireCapability(ctx.principal, CAPABILITY);
     const input = parseRoute(idParam(ctx.params, 'route'), await ctx.json());

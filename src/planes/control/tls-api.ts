@@ -105,7 +105,7 @@ export function addTlsApi(router: Router<Principal>, gw: GatewayContext): void {
         authority: { type: 'string', description: 'acme: the id or name of a trusted ACME authority (licensed edition)' },
       },
     },
-    responses: { 201: { description: 'created', schema: CERTIFICATE }, ...WRITE_REFUSALS },
+    responses: { 201: { description: 'created', schema: CERTIFICATE }, ...WRITE_REFUSALS, 409: { description: 'acme.terms-not-accepted: an ACME order to an authority whose terms are not accepted (nothing was sent to it)' } },
   }, async (ctx) => {
     requireCapability(ctx.principal, 'infra-admin');
     const input = newCertificate(gw, await ctx.json());
@@ -179,7 +179,7 @@ export function addTlsApi(router: Router<Principal>, gw: GatewayContext): void {
   router.add('POST', '/api/certificates/{id}/answer', {
     summary: 'Adopt the authority\'s answer to a signing request (refused unless it matches the key)', tags: TAGS, auth: 'session',
     body: { type: 'object', required: ['cert'], properties: { cert: { type: 'string', description: 'PEM, chain allowed' } } },
-    responses: { 200: { description: 'adopted', schema: CERTIFICATE }, ...WRITE_REFUSALS, 404: { description: 'no such signing request' } },
+    responses: { 200: { description: 'adopted', schema: CERTIFICATE }, ...WRITE_REFUSALS, 404: { description: 'no such signing request' }, 409: { description: 'tls.answer-adopted: this request has its answer already' } },
   }, async (ctx) => {
     requireCapability(ctx.principal, 'infra-admin');
     const id = idParam(ctx.params, 'certificate');

@@ -138,7 +138,7 @@ export function addTlsSettingsApi(router: Router<Principal>, gw: GatewayContext)
   router.add('PUT', '/api/settings/tls/redirect', {
     summary: 'Force HTTPS on the data plane (308) and the HSTS duration', tags: TAGS, auth: 'session',
     body: { type: 'object', required: ['forceHttps'], properties: { forceHttps: { type: 'boolean' }, hstsMaxAge: { type: 'integer', minimum: 0, maximum: 63072000, description: 'seconds; left out, the duration set keeps its value (one day by default)' } } },
-    responses: { 200: { description: 'saved; the settings', schema: SETTINGS_SCHEMA }, ...WRITE_REFUSALS },
+    responses: { 200: { description: 'saved; the settings', schema: SETTINGS_SCHEMA }, ...WRITE_REFUSALS, 409: { description: 'tls.nothing-to-present: no certificate serves HTTPS on the application plane' } },
   }, async (ctx) => {
     requireCapability(ctx.principal, 'infra-admin');
     const body = (await ctx.json()) as Record<string, unknown> | null;
