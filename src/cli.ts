@@ -14,6 +14,7 @@ import { TOKEN_KINDS, type TokenKind } from './core/tokens/kinds.ts';
 import { GatewayError } from './http/errors.ts';
 import { VERSION } from './version.ts';
 import { SchemaNewerError } from './store/schema-guard.ts';
+import { DatabaseRefusedError } from './store/database-refused.ts';
 import { MIGRATION_NAMES } from './store/migrations/names.ts';
 
 const USAGE = `usage:
@@ -94,14 +95,21 @@ async function start(): Promise<void> {
  */
 async function withStore<T>(fn: (store: Store, applied: string[]) => Promise<T>, o: { existing?: boolean } = {}): Promise<T> {
   const settings = settingsOrExit();
-  const { openStore, migrate, sqliteFile } = await import('./store/orm.ts');
+  const { openStore, migrate, sqliteFile, holdsGateway } = await import('./store/orm.ts');
   // A command that works on a gateway's data (a token) is refused on a place that holds none,
   // rather than making one there: a data directory or a database named wrong says so.
   if (o.existing && settings.databaseUrl === undefined && !existsSync(sqliteFile(settings.dataDir))) {
     throw new RefusedError(`GATEWAY_DATA_DIR="${settings.dataDir}" holds no gateway (no database file): check the variable, or run meerkat migrate (or start) there first.`);
   }
-  const store = await openStore({ dataDir: settings.dataDir, databaseUrl: settings.databaseUrl }, { migrations: true });
+  const store = await openStore({ dataDir: settings.dataDir, databaseUrl: settings.databaseUrl }, { migrations: true }).catch((err: unknown) => {
+    // The database the URL names does not exist, or its role or password is refused.
+    if (err instanceof DatabaseRefusedError) throw o.existing ? new RefusedError(err.message) : new SettingsError('GATEWAY_DATABASE_URL', err.message);
+    throw err;
+  });
   try {
+    if (o.existing && !(await holdsGateway(store))) {
+      throw new RefusedError(`${settings.databaseUrl === undefined ? `GATEWAY_DATA_DIR="${settings.dataDir}"` : 'GATEWAY_DATABASE_URL'} names a database that holds no gateway (no schema): check the variable, or run meerkat migrate (or start) there first; nothing was written there.`);
+    }
     // A gateway serving this directory migrated it at its start: another build's migrations would
     // change the schema under it (docs/upgrade.md).
     if (settings.databaseUrl === undefined) {
@@ -112,10 +120,6 @@ async function withStore<T>(fn: (store: Store, applied: string[]) => Promise<T>,
       }
     }
     const applied = await migrate(store);
-    const { MIGRATIONS } = await import('./store/migrations/index.ts');
-    if (o.existing && applied.includes(MIGRATIONS[0]!.name)) {
-      throw new RefusedError('GATEWAY_DATABASE_URL names a database that held no gateway (its schema was made just now): check the variable; nothing else was written there.');
-    }
     // Root as the first start makes it, so that a deployment scripted as migrate, then mint a
     // token for root, works before the gateway ever ran.
     const { ensureRoot } = await import('./core/accounts/root.ts');
@@ -226,6 +230,10 @@ main(process.argv.slice(2)).catch((err: unknown) => {
   if (err instanceof RefusedError || err instanceof SchemaNewerError) {
     process.stderr.write(`meerkat: ${err.message}\n`);
     process.exit(65);
+  }
+  if (err instanceof SettingsError) {
+    process.stderr.write(`meerkat: ${err.message}\n`);
+    process.exit(78);
   }
   process.stderr.write(`meerkat: ${(err as Error).message ?? String(err)}\n`);
   process.exit(1);

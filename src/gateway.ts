@@ -10,6 +10,7 @@ import { GatewayError } from './http/errors.ts';
 import type { StoreOptions } from './store/orm.ts';
 import { prepareStore } from './workers/prepare/client.ts';
 import { SchemaNewerError } from './store/schema-guard.ts';
+import { DatabaseRefusedError } from './store/database-refused.ts';
 import { DataDirBusyError, holdDataDir } from './store/data-dir-lock.ts';
 import { loadMasterKey } from './core/vault/master-key.ts';
 import { createTaskPool, type TaskPool } from './workers/pool.ts';
@@ -121,6 +122,7 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     // Schema and first-start seeding happen before any actor opens the store.
     const prepared = await prepareStore({ store: storeOptions, rootPassword: settings.rootPassword, now: clock.now() }).catch((err: unknown) => {
       if (err instanceof SchemaNewerError) throw new SettingsError(settings.databaseUrl ? 'GATEWAY_DATABASE_URL' : 'GATEWAY_DATA_DIR', err.message);
+      if (err instanceof DatabaseRefusedError) throw new SettingsError('GATEWAY_DATABASE_URL', err.message);
       throw err;
     });
     if (prepared.applied.length) log.info('database migrated', { driver: settings.databaseUrl ? 'postgresql' : 'sqlite', applied: prepared.applied.join(',') });

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { assertKnownSchema } from './schema-guard.ts';
+import { DatabaseRefusedError, refusedByServer } from './database-refused.ts';
 import { MIGRATION_NAMES } from './migrations/names.ts';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -104,7 +105,7 @@ export async function openStore(options: StoreOptions, open: OpenOptions = {}): 
   const migrations = open.migrations
     ? await Promise.all([import('@mikro-orm/migrations'), import('./migrations/index.ts')]).then(([m, list]) => ({
         extensions: [m.Migrator],
-        migrations: { migrationsList: list.MIGRATIONS, tableName: 'meerkat_migrations', snapshot: false, silent: true },
+        migrations: { migrationsList: list.MIGRATIONS, tableName: MIGRATIONS_TABLE, snapshot: false, silent: true },
       }))
     : {};
   const common = {
@@ -134,7 +135,8 @@ export async function openStore(options: StoreOptions, open: OpenOptions = {}): 
       }) as unknown as MikroORM;
       await orm.em.getConnection().execute('select 1');
     } catch (err) {
-      throw new Error(databaseRefusal(options.databaseUrl, err));
+      const message = databaseRefusal(options.databaseUrl, err);
+      throw refusedByServer(err) ? new DatabaseRefusedError(message) : new Error(message);
     }
   } else {
     driver = 'sqlite';
@@ -198,6 +200,21 @@ const CONFIGURATION_LOCK = 0x6b61_7400; // "kat"
 
 interface RawConnection {
   query(sql: string): Promise<unknown>;
+}
+
+const MIGRATIONS_TABLE = 'meerkat_migrations';
+
+/**
+ * Whether the database holds a gateway (its migrations table), asked without creating anything:
+ * a command that works on a gateway's data refuses a database that holds none rather than
+ * migrating a new, empty gateway into it.
+ */
+export async function holdsGateway(store: Store): Promise<boolean> {
+  const sql = store.driver === 'postgresql'
+    ? `select 1 as present where to_regclass('${MIGRATIONS_TABLE}') is not null`
+    : `select 1 as present from sqlite_master where type = 'table' and name = '${MIGRATIONS_TABLE}'`;
+  const rows = await store.orm.em.getConnection().execute<Array<{ present: number }>>(sql);
+  return rows.length > 0;
 }
 
 /**

@@ -4,7 +4,8 @@ import { Readable } from 'node:stream';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
-import { dbEnv, createTestDatabase } from '../helpers/db.ts';
+import pg from 'pg';
+import { dbEnv, createTestDatabase, TEST_DATABASE } from '../helpers/db.ts';
 import { loopbackEnv } from '../helpers/gateway.ts';
 import { signInAdmin } from '../helpers/admin.ts';
 import { call } from '../helpers/http.ts';
@@ -254,8 +255,35 @@ test('a deployment scripted without the console: migrate makes root, a token is 
   try {
     const refused = await runCli(['token', 'create', '--name', 'ci', '--kind', 'schedules'], loopbackEnv(dbEnv(empty)));
     assert.equal(refused.code, 65, refused.stderr);
-    assert.match(refused.stderr, empty.databaseUrl === undefined ? /GATEWAY_DATA_DIR=".*" holds no gateway/ : /GATEWAY_DATABASE_URL names a database that held no gateway/);
+    assert.match(refused.stderr, empty.databaseUrl === undefined ? /GATEWAY_DATA_DIR=".*" holds no gateway/ : /GATEWAY_DATABASE_URL names a database that holds no gateway/);
+    if (empty.databaseUrl !== undefined) {
+      // Refused rather than filled: not one table was made there.
+      const client = new pg.Client({ connectionString: empty.databaseUrl });
+      await client.connect();
+      try {
+        const tables = await client.query(`select table_name from information_schema.tables where table_schema = 'public'`);
+        assert.deepEqual(tables.rows, []);
+      } finally {
+        await client.end();
+      }
+    }
   } finally {
     await empty.drop();
+  }
+});
+
+test('a PostgreSQL database that does not exist: start and migrate refuse the setting (78), token create finds no gateway there (65)', { skip: TEST_DATABASE !== 'postgres' }, async () => {
+  const db = await createTestDatabase();
+  try {
+    const url = new URL(db.databaseUrl!);
+    url.pathname = `${url.pathname}_missing`;
+    const env = loopbackEnv({ GATEWAY_DATA_DIR: db.dataDir, GATEWAY_DATABASE_URL: url.toString() });
+    for (const [args, code] of [[['start'], 78], [['migrate'], 78], [['token', 'create', '--name', 'ci', '--kind', 'admin'], 65]] as const) {
+      const run = await runCli([...args], env);
+      assert.equal(run.code, code, `${args.join(' ')}: ${run.stderr}`);
+      assert.match(run.stderr, /does not exist: create it first/);
+    }
+  } finally {
+    await db.drop();
   }
 });

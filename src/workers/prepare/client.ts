@@ -2,6 +2,7 @@
 import { siblingModule, spawnWorker } from '../spawn.ts';
 import type { PrepareInput, PrepareReply, PrepareResult } from './messages.ts';
 import { SchemaNewerError } from '../../store/schema-guard.ts';
+import { DatabaseRefusedError } from '../../store/database-refused.ts';
 
 /** Runs the boot worker to its end; rejects with its own sentence when the store cannot be prepared. */
 export function prepareStore(input: PrepareInput): Promise<PrepareResult> {
@@ -13,6 +14,7 @@ export function prepareStore(input: PrepareInput): Promise<PrepareResult> {
     worker.once('exit', (code) => {
       if (reply?.ok) resolve(reply.result);
       else if (reply?.newer) reject(new SchemaNewerError(reply.message));
+      else if (reply?.refused) reject(new DatabaseRefusedError(reply.message));
       else reject(new Error(reply ? reply.message : `the boot worker exited with code ${code} before preparing the store`));
     });
   });

@@ -19,4 +19,5 @@ export interface PrepareResult {
 export type PrepareReply =
   | { readonly ok: true; readonly result: PrepareResult }
   /** `newer`: the database holds migrations this build does not know (store/schema-guard.ts). */
-  | { readonly ok: false; readonly message: string; readonly newer?: boolean };
+  /** `refused`: PostgreSQL refused the database the URL names (store/orm.ts, DatabaseRefusedError). */
+  | { readonly ok: false; readonly message: string; readonly newer?: boolean; readonly refused?: boolean };

@@ -5,6 +5,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { migrate, openStore } from '../../store/orm.ts';
+import { DatabaseRefusedError } from '../../store/database-refused.ts';
 import { SchemaNewerError } from '../../store/schema-guard.ts';
 import { ensureRoot } from '../../core/accounts/root.ts';
 import { hashPassword } from '../tasks/password.ts';
@@ -31,6 +32,7 @@ async function prepare(input: PrepareInput): Promise<PrepareReply> {
 prepare(workerData as PrepareInput).then(
   (reply) => parentPort!.postMessage(reply),
   (err: unknown) => parentPort!.postMessage({
-    ok: false, message: err instanceof Error ? err.message : String(err), ...(err instanceof SchemaNewerError ? { newer: true } : {}),
+    ok: false, message: err instanceof Error ? err.message : String(err),
+    ...(err instanceof SchemaNewerError ? { newer: true } : {}), ...(err instanceof DatabaseRefusedError ? { refused: true } : {}),
   } satisfies PrepareReply),
 );
