@@ -94,7 +94,9 @@ function posedIdentity(view: ConfigView, who: PosedIdentity, route: RouteView): 
       throw new GatewayError('perimeter', `The token "${token.name}" that wrote this schedule may no longer reach the route "${route.id}".`);
     }
     const allowed = new Set(view.roles.expand(token.roles ?? []));
-    const outside = view.roles.expand(who.roles).filter((r) => !allowed.has(r));
+    // Named as the schedule asked for them: the roles they imply are the catalogue's business, and
+    // the run record (read by the token's holder) would otherwise list the hierarchy below them.
+    const outside = who.roles.filter((asked) => view.roles.expand([asked]).some((r) => !allowed.has(r)));
     if (outside.length > 0) {
       throw new GatewayError('perimeter', `The token "${token.name}" that wrote this schedule may no longer ask for ${outside.map((r) => `"${r}"`).join(', ')}.`);
     }
