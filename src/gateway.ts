@@ -197,13 +197,20 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     await schedules.start();
     const actors = [logs.shipper.host, audit.host, config.host, certs.host, metrics.host, ...schedules.hosts];
 
+    // Said once on the operational log, however often the probe asks.
+    let schemaNewerSaid = false;
     const readiness = async (): Promise<Readiness> => {
       let database: Readiness['database'] = 'ok';
       try {
-        await Promise.race([
+        const { newer } = await Promise.race([
           config.call('ping', null),
-          new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref()),
+          new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref()),
         ]);
+        if (newer.length > 0) {
+          database = 'schema-newer';
+          if (!schemaNewerSaid) log.error('a newer build migrated the database: this node is no longer ready; replace it with the newer build (docs/upgrade.md)', { migrations: newer.join(',') });
+          schemaNewerSaid = true;
+        }
       } catch {
         database = 'unreachable';
       }

@@ -15,7 +15,8 @@ import type { RequestRecords } from '../pipeline/request-record.ts';
 
 export interface Readiness {
   readonly ready: boolean;
-  readonly database: 'ok' | 'unreachable';
+  /** `schema-newer`: a newer build upgraded the database; this node should be replaced by one. */
+  readonly database: 'ok' | 'unreachable' | 'schema-newer';
   readonly actors: Readonly<Record<string, string>>;
 }
 

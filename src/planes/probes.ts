@@ -6,7 +6,7 @@ const READINESS = {
   type: 'object',
   properties: {
     status: { type: 'string', enum: ['ready'] },
-    database: { type: 'string' },
+    database: { type: 'string', enum: ['ok', 'unreachable', 'schema-newer'] },
     actors: { type: 'object', additionalProperties: { type: 'string' } },
   },
 } as const;
@@ -24,14 +24,15 @@ export function addProbes<P>(router: Router<P>, gw: GatewayContext): void {
     tags: ['probes'], auth: 'none',
     responses: {
       200: { description: 'ready to serve', schema: READINESS },
-      503: { description: 'not ready (database unreachable, an actor restarting) or stopping' },
+      503: { description: 'not ready (database unreachable, a newer build migrated it, an actor restarting) or stopping' },
     },
   }, async () => {
     if (gw.draining()) throw new GatewayError('draining');
     const r = await gw.readiness();
     if (!r.ready) {
       const parts = [
-        r.database !== 'ok' ? 'the database does not answer' : undefined,
+        r.database === 'unreachable' ? 'the database does not answer' : undefined,
+        r.database === 'schema-newer' ? 'a newer build migrated the database (replace this node with it: docs/upgrade.md)' : undefined,
         ...Object.entries(r.actors).filter(([, s]) => s !== 'ready').map(([n, s]) => `the ${n} actor is ${s}`),
       ].filter(Boolean);
       throw new GatewayError('not-ready', `The gateway is not ready: ${parts.join('; ')}.`, undefined, { database: r.database, actors: r.actors });

@@ -35,8 +35,11 @@ export interface Store {
   readonly migrations: boolean;
   /** A fresh unit of work. */
   em(): EntityManager;
-  /** Cheap round trip, for readiness. */
-  ping(): Promise<void>;
+  /**
+   * Cheap round trip, for readiness: the migrations the database holds that this build does not
+   * know (a newer build upgraded the cluster's database under this node), none when all is well.
+   */
+  ping(): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -171,7 +174,9 @@ export async function openStore(options: StoreOptions, open: OpenOptions = {}): 
     migrations: open.migrations === true,
     em: () => orm.em.fork(),
     ping: async () => {
-      await orm.em.getConnection().execute('select 1');
+      const rows = (await orm.em.getConnection().execute(`select name from ${MIGRATIONS_TABLE}`)) as Array<{ name: string }>;
+      const known = new Set(MIGRATION_NAMES);
+      return rows.map((r) => r.name).filter((name) => !known.has(name));
     },
     close: () => orm.close(true),
   };

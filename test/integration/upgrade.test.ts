@@ -58,6 +58,27 @@ test('a database migrated by a newer build is refused by start and migrate, and 
   }
 });
 
+test('a node running when a newer build migrates its database stops being ready, and says so once', async () => {
+  const t = await startTestGateway();
+  try {
+    const data = t.url('data');
+    assert.equal((await call(`${data}/readyz`)).status, 200);
+    await rows(t.db, 'insert into meerkat_migrations (name, executed_at) values (?, ?)', ['9999-from-a-newer-build', new Date().toISOString()]);
+    for (let i = 0; i < 2; i++) {
+      const ready = await call(`${data}/readyz`);
+      assert.equal(ready.status, 503, ready.text);
+      assert.equal(ready.json.code, 'not-ready');
+      assert.equal(ready.json.database, 'schema-newer');
+      assert.match(ready.json.detail, /a newer build migrated the database/);
+    }
+    const said = t.logs.filter((r) => r.msg.startsWith('a newer build migrated the database'));
+    assert.equal(said.length, 1, 'one operational line, whatever the probes');
+    assert.equal(said[0]!.attrs.migrations, '9999-from-a-newer-build');
+  } finally {
+    await t.close();
+  }
+});
+
 test('meerkat version names the build\'s schema', async () => {
   const r = await runCli(['version'], {});
   assert.equal(r.code, 0, r.stderr);

@@ -62,10 +62,7 @@ runActor<ConfigInit, ConfigCalls, ConfigEvent>(async (init, ctx) => {
 
   return {
     handlers: {
-      ping: async () => {
-        await store.ping();
-        return { driver: store.driver };
-      },
+      ping: async () => ({ driver: store.driver, newer: await store.ping() }),
       'session.create': async ({ account, scope, ttlMs }) => {
         const secret = newSecret('mks_');
         const now = ctx.clock.now();

@@ -131,7 +131,8 @@ export type ConfigEvent =
   | { readonly type: 'audit.written'; readonly rows: readonly AuditRow[] };
 
 export type ConfigCalls = {
-  ping: { args: null; result: { driver: 'sqlite' | 'postgresql' } };
+  /** `newer`: migrations of the database this build does not know (a newer build upgraded it). */
+  ping: { args: null; result: { driver: 'sqlite' | 'postgresql'; newer: string[] } };
   'session.create': { args: { account: string; scope: SessionScope; ttlMs: number }; result: { secret: string; expiresAt: number } };
   'session.delete': { args: { id: string }; result: null };
   /** A sign-in attempt of `name` begins (actors/config/signin-attempts.ts): refused for `wait` ms, or its place held. */
