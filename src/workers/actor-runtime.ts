@@ -82,12 +82,15 @@ export function runActor<Init, C extends CallMap, Event, T extends TellMap = Rec
       const told = running?.told?.[msg.type as keyof T];
       if (!told) {
         ctx.log.error('one-way records of an unknown kind were dropped', { kind: msg.type, count: msg.items.length });
+        Atomics.add(boot.handled, 0, 1);
         return;
       }
       try {
         await told(msg.items as T[keyof T][]);
       } catch (err) {
         ctx.log.error('one-way records could not be handled', { kind: msg.type, count: msg.items.length, error: toWire(err).message });
+      } finally {
+        Atomics.add(boot.handled, 0, 1);
       }
       return;
     }

@@ -23,9 +23,17 @@ export interface OneWayLimits {
    * metrics), a few milliseconds of delay cost nothing.
    */
   readonly flushMs?: number;
+  /**
+   * Messages sent and not yet handled by the actor at most (DEFAULT_BACKLOG): past it, records
+   * wait in this queue, and past its capacity they are dropped and counted. Without it an actor
+   * slower than its producers (a long call ahead of the records, a starved thread) would pile
+   * messages in its port without bound.
+   */
+  readonly backlog?: number;
 }
 
 export const DEFAULT_ONE_WAY: OneWayLimits = { capacity: 10_000, batch: 500 };
+export const DEFAULT_BACKLOG = 256;
 
 export class OneWayQueue<T extends TellMap> {
   readonly #queues = new Map<keyof T & string, unknown[]>();

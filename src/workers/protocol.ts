@@ -69,6 +69,11 @@ export interface WorkerBoot<Init> {
   readonly clock: { readonly kind: 'system' | 'manual'; readonly now: number };
   /** The main thread's operational level when the worker was spawned. */
   readonly logLevel: LogLevel;
+  /**
+   * Shared with the main thread: [0] counts the one-way messages this worker has handled, so the
+   * supervisor knows how many wait in its port without a message back (one-way.ts, `backlog`).
+   */
+  readonly handled: Int32Array;
 }
 
 /**

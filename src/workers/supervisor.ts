@@ -10,7 +10,10 @@ import type { Logger } from '../log/logger.ts';
 import { GatewayError, ERRORS, type ErrorCode } from '../http/errors.ts';
 import type { CallMap, Caller, FromWorker, ToWorker, WireError, WorkerBoot } from './protocol.ts';
 import { spawnWorker } from './spawn.ts';
-import { DEFAULT_ONE_WAY, OneWayQueue, type OneWayLimits, type TellMap } from './one-way.ts';
+import { DEFAULT_BACKLOG, DEFAULT_ONE_WAY, OneWayQueue, type OneWayLimits, type TellMap } from './one-way.ts';
+
+/** How soon one-way records held back by a worker's backlog are offered again. */
+const BACKLOG_RETRY_MS = 20;
 
 export type ActorState = 'starting' | 'ready' | 'restarting' | 'stopping' | 'stopped';
 
@@ -58,6 +61,9 @@ export class ActorStartError extends Error {
 /** One worker and what is known of its end; a restart spawns a new one. */
 interface Spawned {
   readonly worker: Worker;
+  /** One-way messages posted to this worker, and (shared, [0]) those it has handled. */
+  told: number;
+  readonly handled: Int32Array;
   /** Why it ended, when it said so (fatal), threw, or ran out of time; the first reason wins. */
   failure: string | undefined;
   everReady: boolean;
@@ -97,18 +103,37 @@ export class ActorHost<C extends CallMap, Init = unknown, Event = unknown, T ext
   private restartCount = 0;
   /** One-way records wait here while the actor starts or restarts; sent once it is ready. */
   private readonly oneWay: OneWayQueue<T>;
+  private oneWayRetry: NodeJS.Timeout | undefined;
   private readonly unwatchLevel: () => void;
 
   constructor(private readonly opts: ActorHostOptions<Init, Event>) {
     // Each worker learns the level at its spawn and every move after (it drops below it itself).
     this.unwatchLevel = opts.log.onLevel((level) => this.worker?.postMessage({ kind: 'level', level } satisfies ToWorker));
+    const limits = opts.oneWay ?? DEFAULT_ONE_WAY;
+    const backlog = limits.backlog ?? DEFAULT_BACKLOG;
     this.oneWay = new OneWayQueue<T>((type, items) => {
-      const worker = this.worker;
+      const current = this.current;
       // Stopping: the stop message has gone out already, so nothing sent now would be handled.
-      if (!worker || this.stateValue !== 'ready') return false;
-      worker.postMessage({ kind: 'tell', type, items } satisfies ToWorker);
+      if (!current || this.stateValue !== 'ready') return false;
+      // A worker that has not handled what it was sent keeps the rest here, where the queue's
+      // capacity bounds it, rather than in its port, where nothing would.
+      if (current.told - Atomics.load(current.handled, 0) >= backlog) {
+        this.retryOneWay();
+        return false;
+      }
+      current.worker.postMessage({ kind: 'tell', type, items } satisfies ToWorker);
+      current.told += 1;
       return true;
-    }, opts.oneWay ?? DEFAULT_ONE_WAY);
+    }, limits);
+  }
+
+  /** Sends what waits once the worker has caught up, whether or not new records come. */
+  private retryOneWay(): void {
+    if (this.oneWayRetry !== undefined) return;
+    this.oneWayRetry = setTimeout(() => {
+      this.oneWayRetry = undefined;
+      this.oneWay.flush();
+    }, BACKLOG_RETRY_MS).unref();
   }
 
   get name(): string { return this.opts.name; }
@@ -155,14 +180,16 @@ export class ActorHost<C extends CallMap, Init = unknown, Event = unknown, T ext
   }
 
   private spawn(): void {
+    const handled = new Int32Array(new SharedArrayBuffer(4));
     const boot: WorkerBoot<Init> = {
       actor: this.opts.name,
       init: this.opts.init(),
       clock: { kind: this.opts.clock.kind, now: this.opts.clock.now() },
       logLevel: this.opts.log.level(),
+      handled,
     };
     const worker = spawnWorker(this.opts.module, { workerData: boot, name: `meerkat-${this.opts.name}` });
-    const spawned: Spawned = { worker, failure: undefined, everReady: false, readyTimer: undefined };
+    const spawned: Spawned = { worker, told: 0, handled, failure: undefined, everReady: false, readyTimer: undefined };
     this.current = spawned;
     const limitMs = this.opts.startTimeoutMs ?? START_TIMEOUT_MS;
     // Wall time, not the gateway's clock: the test clock does not move by itself, and a worker

@@ -228,6 +228,30 @@ test('one-way records wait while the actor starts or restarts; past the queue\'s
   }
 });
 
+test('a worker that handles nothing is sent no more than its backlog; the rest wait in the bounded queue, then are dropped and counted', async () => {
+  const { actor } = host({ oneWay: { capacity: 100, batch: 10, backlog: 5 } });
+  await actor.start();
+  try {
+    // Calls and one-way records are handled one after another: a call that never ends holds them all.
+    const held = actor.call('hold', null);
+    held.catch(() => undefined);
+    for (let i = 0; i < 1000; i++) actor.tell('note', `n${i}`);
+    // Five messages of ten in the worker's port, a hundred records waiting here, the rest dropped.
+    assert.equal(actor.dropped('note'), 1000 - 5 * 10 - 100);
+    await actor.kill();
+    await until('ready again', () => actor.state === 'ready');
+    // The new worker is sent what waited, and the backlog's count starts again with it.
+    let got = await actor.call('notes', null);
+    for (let i = 0; i < 50 && got.items.length < 100; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      got = await actor.call('notes', null);
+    }
+    assert.deepEqual(got.items, Array.from({ length: 100 }, (_, i) => `n${50 + i}`));
+  } finally {
+    await actor.stop();
+  }
+});
+
 test('a worker ships no record below the level in force, and follows the level as it moves', async () => {
   const hub = new LogHub('info');
   const shipped: LogRecord[] = [];
