@@ -35,7 +35,7 @@ helpFromReadme(path.join(HERE, 'README.md'));
 const env = process.env;
 const cfg = {
   ...commonConfig(),
-  readyTimeout: num('MEERKAT_READY_TIMEOUT', 30, 1),
+  readyTimeout: num('MEERKAT_READY_TIMEOUT', 150, 1),
   settleTimeout: num('SETTLE_TIMEOUT', 60, 1),
   settlePct: num('SETTLE_PCT', 10, 1),
   targetRatio: num('TARGET_RATIO', 0.95, 0),

@@ -16,7 +16,7 @@
 //   4. forwards SIGTERM / SIGINT / SIGHUP to the gateway, exits with its code and removes its temp dir.
 //
 // Env: BENCH_UPSTREAM (required), BENCH_PORT [0 = any], BENCH_HOST [127.0.0.1], AUDIT_MODE [on],
-//      MEERKAT_NODE_ARGS [none], MEERKAT_START_TIMEOUT [30] (as bench/proxy/start-meerkat.mjs).
+//      MEERKAT_NODE_ARGS [none], MEERKAT_START_TIMEOUT [120] (as bench/proxy/start-meerkat.mjs).
 // By hand: BENCH_UPSTREAM=http://127.0.0.1:8081 BENCH_PORT=8080 AUDIT_MODE=on node bench/audit/start-meerkat.mjs
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

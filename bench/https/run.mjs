@@ -39,7 +39,7 @@ const env = process.env;
 const cfg = {
   ...commonConfig(),
   warmupAgain: num('WARMUP_AGAIN', 2),
-  readyTimeout: num('MEERKAT_READY_TIMEOUT', 45, 1),
+  readyTimeout: num('MEERKAT_READY_TIMEOUT', 150, 1),
   probeConns: num('PROBE_CONNS', 9, 2),
 };
 const SERVERNAME = 'bench.example.test';

@@ -218,7 +218,7 @@ export function startOptions(fail) {
     upstream: upstreamRaw.replace(/\/+$/, ''),
     host: process.env.BENCH_HOST || '127.0.0.1',
     port,
-    startTimeoutMs: (Number(process.env.MEERKAT_START_TIMEOUT) || 30) * 1000,
+    startTimeoutMs: (Number(process.env.MEERKAT_START_TIMEOUT) || 120) * 1000,
     nodeArgs: (process.env.MEERKAT_NODE_ARGS || '').split(/\s+/).filter(Boolean),
   };
 }

@@ -56,7 +56,7 @@ function connsList(name, dflt) {
 const common = commonConfig({ rounds: 5 });
 const cfg = {
   ...common,
-  readyTimeout: num('MEERKAT_READY_TIMEOUT', 30, 1),
+  readyTimeout: num('MEERKAT_READY_TIMEOUT', 150, 1),
   settleTimeout: num('SETTLE_TIMEOUT', 60, 1),
   settlePct: num('SETTLE_PCT', 10, 1),
   accessRatio: num('ACCESS_RATIO', 0.95, 0),

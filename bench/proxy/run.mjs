@@ -54,7 +54,7 @@ const cfg = {
   meerkatCmdDefault: false, // true when meerkatCmd is the built-in start-meerkat.mjs
   meerkatUrl: env.MEERKAT_URL || `http://127.0.0.1:{BENCH_PORT}/${load.path}`,
   meerkatHeaders: (env.MEERKAT_HEADERS || '').split(/\r?\n|\\n/).map((s) => s.trim()).filter(Boolean),
-  meerkatReady: num('MEERKAT_READY_TIMEOUT', 30, 1),
+  meerkatReady: num('MEERKAT_READY_TIMEOUT', 150, 1),
   pairs: num('PAIRS', 0, 0),
   // Extra node flags for bare-uws and floor (e.g. '--cpu-prof --cpu-prof-dir=/tmp/peer-prof'), space-separated.
   peerNodeArgs: (env.PEER_NODE_ARGS || '').split(' ').filter(Boolean),

@@ -26,7 +26,7 @@
 //      BENCH_POOL (informational: the gateway sizes its own upstream pool),
 //      MEERKAT_NODE_ARGS [none]: extra node flags for the gateway, space-separated
 //        (e.g. '--cpu-prof --cpu-prof-dir=/tmp/meerkat-prof'),
-//      MEERKAT_START_TIMEOUT [30]: seconds for the gateway to listen and be configured,
+//      MEERKAT_START_TIMEOUT [120]: seconds for the gateway to listen and be configured,
 //      BENCH_TLS_CERT, BENCH_TLS_KEY, BENCH_TLS_PORT [0 = any], BENCH_TLS_CA, BENCH_TLS_NAME: the HTTPS door (above),
 //      BENCH_HOST_NAME [none]: also prints BENCH_HEADER Host: <name>, so the load names the gateway as the world
 //        would (a name, not an address: HTTPS answers then carry HSTS, spec 1.2 rule 12).
