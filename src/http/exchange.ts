@@ -29,7 +29,7 @@ export interface Exchange extends RequestHead {
   /** The status handed to the caller (send or writeHead); 0 until then. Records read it at close. */
   readonly status: number;
   /** The door cannot read this request's body as it is framed (chunks on a plain door): answer 411. */
-  readonly lengthRequired?: boolean;
+  readonly lengthRequired: boolean;
   /** Runs once when the client goes away before the answer ended. */
   onAbort(fn: () => void): void;
   /** The whole body, refused with `body.too-large` past `limit` bytes. */

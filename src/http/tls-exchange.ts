@@ -44,6 +44,8 @@ export class TlsExchange implements Exchange {
   readonly headers: Record<string, string>;
   readonly remoteAddress: string;
   readonly secure = true;
+  /** node:http reads chunked bodies strictly: this door takes them. */
+  readonly lengthRequired = false;
   readonly receivedAt: number;
   aborted = false;
   responded = false;

@@ -49,7 +49,7 @@ export function serveRecorded(gw: GatewayContext, ex: Exchange, serve: RecordedH
   const answering = answerOn === undefined ? ex : answerOn(ex);
   let pending: Promise<void> | void | typeof RELAYED;
   try {
-    if (ex.lengthRequired === true) {
+    if (ex.lengthRequired) {
       throw new GatewayError('body.length-required', 'This address reads a request body only with its length stated (Content-Length); a chunked body is not read on the plain port. State the length, or send it to the HTTPS port, which takes chunked bodies.');
     }
     pending = serve(answering, record);

@@ -360,6 +360,7 @@ export class ActorHost<C extends CallMap, Init = unknown, Event = unknown, T ext
     this.unwatchLevel();
     if (this.restartTimer) clearTimeout(this.restartTimer);
     if (this.stableTimer) clearTimeout(this.stableTimer);
+    if (this.oneWayRetry) clearTimeout(this.oneWayRetry);
     const worker = this.worker;
     if (!worker || this.stateValue === 'stopped') {
       this.stateValue = 'stopped';

@@ -73,6 +73,7 @@ class CarryingHsts implements Exchange {
   get aborted() { return this.ex.aborted; }
   get responded() { return this.ex.responded; }
   get status() { return this.ex.status; }
+  get lengthRequired() { return this.ex.lengthRequired; }
   onAbort(fn: () => void): void { this.ex.onAbort(fn); }
   readBody(limit: number): Promise<Buffer> { return this.ex.readBody(limit); }
   bodyStream(): AsyncIterable<Uint8Array> { return this.ex.bodyStream(); }
