@@ -4,11 +4,9 @@ import { every } from '../../clock/every.ts';
 import { openStore } from '../../store/orm.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import { MetricsRing, INTERVAL_MS } from '../../core/metrics/ring.ts';
-import { RouteEndpoints } from '../../core/metrics/endpoint-names.ts';
-import { endpointIndex } from '../../core/routes/endpoints.ts';
+import { RouteNames } from '../../core/metrics/route-names.ts';
 import { sumNodes } from '../../core/metrics/wire.ts';
 import { PERIOD } from '../../core/metrics/summary.ts';
-import type { Templated } from '../../core/routes/template-index.ts';
 import type { WireSnapshot } from '../../core/metrics/wire.ts';
 import { readOthers, sweepNodes, writeOwn } from './node-rows.ts';
 import { SharedEndpoints } from './shared-endpoints.ts';
@@ -18,18 +16,9 @@ import { OUTCOMES } from './samples.ts';
 runActor<MetricsInit, MetricsCalls, MetricsEvent, MetricsTells>(async (init, ctx) => {
   const store = await openStore({ ...init.store, poolSize: 1 }, { log: ctx.log });
   const ring = new MetricsRing(ctx.clock.now());
-  const names = new Map<string, RouteEndpoints>();
-  let declared: Record<string, readonly Templated[]> = {};
+  const names = new RouteNames();
   let failing = false;
   const endpoints = new SharedEndpoints(store, init.node, ring, store.driver === 'postgresql');
-  /** A route's declared endpoints: an own member only (a route may be named `constructor`). */
-  const declaredOf = (route: string): readonly Templated[] => (Object.hasOwn(declared, route) ? declared[route]! : []);
-
-  const namesOf = (route: string): RouteEndpoints => {
-    let n = names.get(route);
-    if (n === undefined) names.set(route, (n = new RouteEndpoints(endpointIndex(declaredOf(route)))));
-    return n;
-  };
 
   const record = (batches: readonly SampleBatch[]) => {
     for (const { keys, samples } of batches) {
@@ -42,7 +31,7 @@ runActor<MetricsInit, MetricsCalls, MetricsEvent, MetricsTells>(async (init, ctx
         let n = named[k];
         if (n === undefined) {
           // A call no route took (or without a service path) has no endpoint.
-          const name = route !== null && path !== null ? namesOf(route).name(method, path, at) : null;
+          const name = route !== null && path !== null ? names.of(route).name(method, path, at) : null;
           if (name?.renamed) {
             ring.rename(route!, name.renamed);
             named = [];
@@ -63,7 +52,7 @@ runActor<MetricsInit, MetricsCalls, MetricsEvent, MetricsTells>(async (init, ctx
   const loop = every(ctx.clock, INTERVAL_MS, async () => {
     const now = ctx.clock.now();
     ring.tick(now);
-    for (const n of names.values()) n.sweep(now);
+    names.sweep(now);
     const own = ring.snapshotForWire(now);
     endpoints.collect();
     try {
@@ -94,9 +83,8 @@ runActor<MetricsInit, MetricsCalls, MetricsEvent, MetricsTells>(async (init, ctx
         }
       },
       'metrics.route': async ({ id }) => ({ route: id, period: PERIOD, ...(await endpoints.read(id, ctx.clock.now())) }),
-      'routes.declared': ({ routes }) => {
-        declared = routes;
-        for (const [route, n] of names) n.redeclare(endpointIndex(declaredOf(route)));
+      'routes.declared': ({ routes, ids }) => {
+        names.declare(routes, ids);
         return null;
       },
     },

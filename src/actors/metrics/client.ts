@@ -11,7 +11,7 @@ import type { RouteView } from '../../core/model.ts';
 import type { Templated } from '../../core/routes/template-index.ts';
 import { ActorHost } from '../../workers/supervisor.ts';
 import { siblingModule } from '../../workers/spawn.ts';
-import type { MetricsCalls, MetricsEvent, MetricsInit, MetricsInput, MetricsTells, SampleBatch } from './messages.ts';
+import type { MetricsCalls, MetricsEvent, MetricsInit, MetricsInput, MetricsTells, RoutesDeclared, SampleBatch } from './messages.ts';
 import { SampleBuffer } from './samples.ts';
 import { Gatherer } from '../../workers/gather.ts';
 
@@ -53,7 +53,7 @@ export class MetricsClient {
       // for five seconds of them while the actor restarts.
       oneWay: { capacity: 5_000 / FLUSH_MS + 2, batch: 1 },
       // A restarted ring has lost its routes' declared endpoints: they are told again.
-      onReady: () => { if (this.#declared !== '') void this.#tellDeclared(JSON.parse(this.#declared) as Record<string, Templated[]>); },
+      onReady: () => { if (this.#declared !== '') void this.#tellDeclared(JSON.parse(this.#declared) as RoutesDeclared); },
       // Calls and clock moves see every sample recorded before them.
       beforeSend: () => this.#gather.flush(),
     });
@@ -78,19 +78,20 @@ export class MetricsClient {
     return () => this.#followers.delete(fn);
   }
 
-  /** Tells the routes' declared endpoints when they changed (called on each configuration snapshot). */
+  /** Tells the routes and their declared endpoints when they changed (called on each configuration snapshot). */
   declare(routes: readonly RouteView[]): void {
     const declared: Record<string, readonly Templated[]> = {};
     for (const r of routes) if (r.endpoints && r.endpoints.length > 0) declared[r.id] = r.endpoints;
-    const text = JSON.stringify(declared);
+    const args: RoutesDeclared = { routes: declared, ids: routes.map((r) => r.id).sort() };
+    const text = JSON.stringify(args);
     if (text === this.#declared) return;
     this.#declared = text;
-    void this.#tellDeclared(declared);
+    void this.#tellDeclared(args);
   }
 
-  async #tellDeclared(routes: Record<string, readonly Templated[]>): Promise<void> {
+  async #tellDeclared(args: RoutesDeclared): Promise<void> {
     try {
-      await this.host.call('routes.declared', { routes });
+      await this.host.call('routes.declared', args);
     } catch {
       // Restarting: onReady tells them again.
     }

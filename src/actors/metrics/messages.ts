@@ -52,9 +52,17 @@ export type MetricsCalls = {
   /** The cluster's metrics now: this node's ring and every other node's latest summary. */
   'metrics.snapshot': { args: null; result: ClusterMetrics };
   'metrics.route': { args: { id: string }; result: RouteEndpointsAnswer };
-  /** The routes' declared endpoints (from the configuration snapshot): declared names win over deduced ones. */
-  'routes.declared': { args: { routes: Record<string, readonly Templated[]> }; result: null };
+  /**
+   * The routes' declared endpoints (from the configuration snapshot): declared names win over
+   * deduced ones. `ids` are every route's, so that a deleted route's names are let go.
+   */
+  'routes.declared': { args: RoutesDeclared; result: null };
 };
+
+export interface RoutesDeclared {
+  readonly routes: Record<string, readonly Templated[]>;
+  readonly ids: readonly string[];
+}
 
 /** One closed interval, summed over the cluster: what the live feed sends. */
 export type MetricsEvent = { readonly type: 'interval'; readonly metrics: ClusterMetrics };
