@@ -32,6 +32,10 @@ function implied(r: ApiRoute<unknown>, hasParameters: boolean): Record<string, R
     out[403] = { description: 'a credential of another kind or plane, or one without the right (token-kind, wrong-plane, capability, forbidden, licensed-edition)' };
   }
   if (r.segments.some((s) => s.startsWith('{'))) out[404] = { description: 'no such resource (within what the caller may see)' };
+  if (r.doc.auth !== 'none') {
+    // A credential is looked up in the database or by an actor: either may be away for a moment.
+    out[503] = { description: 'the database or one of the gateway\'s actors cannot answer now (store.unavailable, actor.unavailable); try again' };
+  }
   if (r.doc.body !== undefined) {
     out[411] = { description: 'the body was sent in chunks to a plain port, which reads a body only with its length stated (body.length-required; the connection closes with the answer)' };
     out[413] = { description: 'the body is larger than this endpoint accepts (body.too-large)' };
@@ -101,6 +105,22 @@ export function buildOpenApi(opts: {
   };
 }
 
+/** What a generated client needs to know of the document itself: its top level (the rest is OpenAPI 3.1's own schema). */
+const DOCUMENT_SCHEMA: Schema = {
+  type: 'object',
+  required: ['openapi', 'info', 'paths', 'components'],
+  properties: {
+    openapi: { type: 'string', const: '3.1.0' },
+    info: { type: 'object', required: ['title', 'version'], properties: { title: { type: 'string' }, version: { type: 'string' }, description: { type: 'string' } } },
+    // What is under these is OpenAPI's own (a Path Item, a Schema, a Security Scheme), free-form here.
+    paths: { type: 'object', additionalProperties: { type: 'object', additionalProperties: true }, description: 'every operation of this plane, from its route table' },
+    components: {
+      type: 'object',
+      properties: { schemas: { type: 'object', additionalProperties: true }, securitySchemes: { type: 'object', additionalProperties: true } },
+    },
+  },
+};
+
 /**
  * Serves the plane's document at `path` (`GET`, no credential), built from the router's table on
  * the first request, once every route is registered.
@@ -112,7 +132,7 @@ export function addOpenApiDocument<P>(router: Router<P>, path: string, summary: 
   session?: { cookie: string; signIn: string };
 }): void {
   let document: Record<string, unknown> | undefined;
-  router.add('GET', path, { summary, tags: ['meta'], auth: 'none', responses: { 200: { description: 'OpenAPI 3.1 document' } } }, () => {
+  router.add('GET', path, { summary, tags: ['meta'], auth: 'none', responses: { 200: { description: 'OpenAPI 3.1 document', schema: DOCUMENT_SCHEMA } } }, () => {
     document ??= buildOpenApi({ ...doc, routes: router.routes as never });
     return { body: document };
   });

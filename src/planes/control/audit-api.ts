@@ -35,7 +35,19 @@ const EVENT = {
     detail: { type: 'string' },
     address: { type: 'string', description: 'the client address the gateway resolved' },
     traceId: { type: 'string' },
-    attributes: { type: 'object', description: 'operation events: the fields of spec 2.6' },
+    attributes: {
+      type: 'object', description: 'operation events: the fields of spec 2.6 (docs/audit.md "The line"), those known of the call',
+      properties: {
+        'user.id': { type: 'string' }, 'user.name': { type: 'string' }, 'gateway.roles': { type: 'array', items: { type: 'string' } },
+        'gateway.tenant.id': { type: 'string' }, 'gateway.tenant.name': { type: 'string' }, 'gateway.group': { type: 'string' },
+        'gateway.route': { type: 'string' }, 'http.request.method': { type: 'string' }, 'http.route': { type: 'string', description: 'the operation\'s template' },
+        'url.path': { type: 'string' }, 'http.response.status_code': { type: 'integer' }, 'client.address': { type: 'string' },
+        'gateway.outcome': { type: 'string', enum: ['aborted'] },
+        'http.request.body': { description: 'the JSON body, secret fields masked ***' },
+        'audit.body.omitted': { type: 'string', description: 'why the body was not kept' },
+      },
+      patternProperties: { '^audit\\.field\\.': { description: 'a field the rule names (audit.field.<name>): its value, secrets masked' } },
+    },
     node: { type: 'string' },
   },
 } as const;
@@ -57,7 +69,13 @@ const SETTINGS = {
     retention: { type: 'string', enum: [...AUDIT_RETENTIONS], description: 'changes and security lines; default P1Y' },
     operationRetention: { type: 'string', description: 'audited operations: P7D to P1Y (days, weeks, months or P1Y); default P1M' },
     push: { type: 'object', properties: { audit: { type: 'boolean' }, console: { type: 'boolean' } }, description: 'the collector push (licensed): the data plane\'s lines, and the console\'s too' },
-    lastSweep: { type: ['object', 'null'], properties: { at: { type: 'integer' }, removed: { type: 'object' } } },
+    lastSweep: {
+      type: ['object', 'null'],
+      properties: {
+        at: { type: 'integer', description: 'epoch seconds' },
+        removed: { type: 'object', description: 'lines removed, per part', properties: { changes: { type: 'integer' }, security: { type: 'integer' }, operations: { type: 'integer' } } },
+      },
+    },
     dropped: { type: 'object', properties: { audit: { type: 'integer' }, console: { type: 'integer' } }, description: 'lines dropped since start by a full queue, per stream' },
     updatedAt: { type: ['integer', 'null'] },
     updatedBy: { type: ['string', 'null'] },

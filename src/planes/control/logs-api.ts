@@ -29,7 +29,7 @@ const SETTINGS = {
     mode: { type: 'string', enum: LOG_MODES, description: 'the mode set for every node: startup (GATEWAY_LOG_FORMAT), agent (one OpenTelemetry-shaped object per line) or otlp (pushed to GATEWAY_OTLP_ENDPOINT; licensed edition)' },
     nodeMode: { type: 'string', enum: LOG_MODES, description: 'the mode this node writes in now: mode, except startup on a node asked to push that cannot (the community edition, or no GATEWAY_OTLP_ENDPOINT), as after a restart into another edition' },
     dropped: { type: 'integer', description: 'collector batches dropped after three refusals since this node started' },
-    droppedRecords: { type: 'object', description: 'records this node lost since it started, per log (app, access): dropped batches, a full queue, an output that stalled or closed' },
+    droppedRecords: { type: 'object', description: 'records this node lost since it started, per log (app, access): dropped batches, a full queue, an output that stalled or closed', properties: { app: { type: 'integer' }, access: { type: 'integer' } } },
     node: { type: 'string' },
   },
 } as const;
@@ -38,7 +38,7 @@ const LINE = {
   type: 'object',
   properties: {
     time: { type: 'string', description: 'ISO 8601' }, level: { type: 'string', enum: LOG_LEVELS }, message: { type: 'string' },
-    attrs: { type: 'object' }, node: { type: 'string' },
+    attrs: { type: 'object', additionalProperties: true, description: 'the line\'s own attributes: each message has its own' }, node: { type: 'string' },
   },
 } as const;
 

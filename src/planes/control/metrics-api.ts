@@ -23,10 +23,23 @@ const SNAPSHOT = {
   properties: {
     interval: { type: 'integer', description: 'seconds between points: 5' },
     nodes: { type: 'integer', description: 'nodes whose summary is in the sum' },
-    points: { type: 'array', description: 'the last hour, 720 points oldest first: {t (epoch s), answered, failed, nodes (that this interval covers)}' },
+    points: {
+      type: 'array', description: 'the last hour, 720 points oldest first',
+      items: { type: 'object', properties: { t: { type: 'integer', description: 'epoch s the interval starts' }, answered: { type: 'integer' }, failed: { type: 'integer' }, nodes: { type: 'integer', description: 'nodes whose curve covers the interval' } } },
+    },
     minute: NUMBERS,
-    routes: { type: 'array', description: '{route, requests, failed, p95, totalMs} over the same minute' },
-    rankings: { type: 'object', description: 'route ids: slowest (p95), failing (failed answers), totalTime' },
+    routes: {
+      type: 'array', description: 'each route over the same minute',
+      items: { type: 'object', properties: { route: { type: 'string' }, requests: { type: 'integer' }, failed: { type: 'integer' }, p95: { type: ['number', 'null'], description: 'ms' }, totalMs: { type: 'number' } } },
+    },
+    rankings: {
+      type: 'object', description: 'route ids, ranked',
+      properties: {
+        slowest: { type: 'array', items: { type: 'string' }, description: 'highest p95 first' },
+        failing: { type: 'array', items: { type: 'string' }, description: 'most failed answers first; routes with none are not ranked' },
+        totalTime: { type: 'array', items: { type: 'string' }, description: 'most time spent answering first' },
+      },
+    },
   },
 } as const;
 

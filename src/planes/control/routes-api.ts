@@ -25,7 +25,16 @@ const ROUTE_BODY = {
     organisation: { type: ['string', 'null'] },
   },
 } as const;
-const ROUTE = { ...ROUTE_BODY, required: [...ROUTE_FIELDS, 'id'], properties: { id: { type: 'string' }, ...ROUTE_BODY.properties, ...TIMES } };
+const ROUTE = {
+  ...ROUTE_BODY,
+  required: [...ROUTE_FIELDS, 'id'],
+  properties: {
+    id: { type: 'string' }, ...ROUTE_BODY.properties,
+    // The contract is the service's document, answered as deposited: any members.
+    openapi: { ...ROUTE_BODY.properties.openapi, additionalProperties: true },
+    ...TIMES,
+  },
+};
 
 export function routeBody(r: RouteRecord) {
   return {

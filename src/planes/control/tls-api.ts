@@ -79,7 +79,26 @@ export function addTlsApi(router: Router<Principal>, gw: GatewayContext): void {
   router.add('GET', '/api/certificates/mounts', {
     summary: 'Mounts holding a certificate (file-system source); one without a key beside it cannot be picked', tags: TAGS, auth: 'session',
     description: 'Read from the gateway\'s mount table; process pseudo-files, the hosts and resolver files, the service-account token and the data directory are excluded. Only paths and what the certificates say are shown, never content.',
-    responses: { 200: { description: 'candidates', schema: { type: 'object', properties: { mounts: { type: 'array', items: { type: 'object', description: 'a certificate file found on a mount: its path, its key beside it (keyPath, null when none), what the certificate says, and pickable: false without a key' } } } } } },
+    responses: {
+      200: {
+        description: 'candidates',
+        schema: {
+          type: 'object',
+          properties: {
+            mounts: {
+              type: 'array',
+              items: {
+                type: 'object', description: 'a certificate file found on a mount',
+                properties: {
+                  mount: { type: 'string' }, certPath: { type: 'string' }, keyPath: { type: ['string', 'null'], description: 'the key beside it; null when none' },
+                  names: STRINGS, notAfter: { type: 'integer', description: 'epoch seconds' }, pickable: { type: 'boolean', description: 'false without a key' },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
   }, (ctx) => {
     requireCapability(ctx.principal, 'infra-admin');
     const found = listMountCertificates(gw.settings.dataDir);

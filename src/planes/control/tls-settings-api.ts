@@ -110,7 +110,7 @@ export function addTlsSettingsApi(router: Router<Principal>, gw: GatewayContext)
 
   router.add('PUT', '/api/settings/tls/doors/{plane}', {
     summary: 'Who serves the plane\'s public names: the gateway, or a proxy in front; audited tls.door', tags: TAGS, auth: 'session',
-    schemas: PLANE_PARAM,
+    schemas: { plane: { type: 'string', enum: ['console', 'app'], description: 'doors are declared for the console and app planes; the internal plane has no public names' } },
     description: 'names: one host name each (no scheme, port, path, IP address or wildcard), a name belongs to one plane; served by the gateway, each needs a certificate placed on the plane. proxyAddresses: CIDR ranges or addresses whose X-Forwarded-For and X-Forwarded-Proto are believed (empty: loopback and private ranges). The first application name makes the issuer of every signed identity (https://<name>).',
     body: {
       type: 'object', required: ['proxied'],

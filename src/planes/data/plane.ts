@@ -22,6 +22,24 @@ const APP_COOKIE = SESSION_COOKIES.app;
 export const JWKS_PATH = '/.well-known/jwks.json';
 export const OPENAPI_PATH = '/.meerkat/openapi.json';
 
+const JWKS_SCHEMA = {
+  type: 'object',
+  required: ['keys'],
+  properties: {
+    keys: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['kty', 'crv', 'x', 'y', 'kid'],
+        properties: {
+          kty: { type: 'string', const: 'EC' }, crv: { type: 'string', const: 'P-256' }, x: { type: 'string' }, y: { type: 'string' },
+          kid: { type: 'string', description: 'the JWT header\'s kid' }, alg: { type: 'string', const: 'ES256' }, use: { type: 'string', const: 'sig' },
+        },
+      },
+    },
+  },
+} as const;
+
 /** The gateway's own addresses on the data plane: the probes and the identity keys. */
 function ownRouter(gw: GatewayContext): Router<Principal> {
   const own = new Router<Principal>();
@@ -30,7 +48,7 @@ function ownRouter(gw: GatewayContext): Router<Principal> {
   own.add('GET', JWKS_PATH, {
     summary: 'Public keys that verify the X-Gateway-Identity JWT of routes with identity: jwt', tags: ['identity'], auth: 'none',
     description: 'The JWT claims iss, aud (the route id: a service checks it), sub, roles, org (when the caller has one), iat and exp (iat + 60 s).',
-    responses: { 200: { description: 'JWK set (ES256)' }, 503: { description: 'this node holds no signing key it can unseal' } },
+    responses: { 200: { description: 'JWK set (ES256): the public parts of the signing key', schema: JWKS_SCHEMA }, 503: { description: 'this node holds no signing key it can unseal' } },
   }, () => {
     const signer = gw.config.view.signer;
     if (!signer) throw new GatewayError('identity.unavailable', 'This node cannot unseal the identity signing key (its vault master key differs); no key is published.');

@@ -166,9 +166,10 @@ export function addSessionEndpoints(router: Router<Principal>, gw: GatewayContex
     summary: 'Change the signed-in account\'s password', tags: ['session'], auth: 'session', sessionOnly: true,
     description: 'Needs the current password, checked under the sign-in throttle: a wrong one is a failed attempt for the account\'s name (signin.refused in the trail) and five lock it. The other sessions of the account end; this one stays. Written to the account\'s security in the audit trail (password.change), never as a change of the control plane.',
     body: { type: 'object', required: ['current', 'password'], additionalProperties: false, properties: { current: { type: 'string' }, password: { type: 'string', minLength: 12, maxLength: 1024 } } },
-    responses: { 204: { description: 'changed' }, 400: { description: 'a field is not valid' }, 401: { description: 'not signed in, or the current password is not right (signin.refused)' }, 403: { description: 'Origin of another site' }, 429: { description: 'too many failed attempts for this account\'s name, at sign-in or here (signin.locked)' } },
+    responses: { 204: { description: 'changed' }, 400: { description: 'a field is not valid' }, 401: { description: 'not signed in, or the current password is not right (signin.refused)' }, 403: { description: 'Origin of another site, or a token (forbidden: only a session changes its password)' }, 429: { description: 'too many failed attempts for this account\'s name, at sign-in or here (signin.locked)' } },
   }, async (ctx) => {
-    if (ctx.principal.kind !== 'session') throw new GatewayError('unauthenticated', 'Only a signed-in account changes its own password.');
+    // A valid token is a credential of another kind: refused (403), not unknown (401).
+    if (ctx.principal.kind !== 'session') throw new GatewayError('forbidden', 'Only a signed-in account changes its own password; a token cannot.');
     const { current, password } = parsePasswordChange(await ctx.json());
     const account = ctx.principal.account;
     // Under the sign-in throttle: a stolen session must not become a way to guess the password
@@ -198,9 +199,9 @@ export function addSessionEndpoints(router: Router<Principal>, gw: GatewayContex
 
   router.add('DELETE', path, {
     summary: 'Sign out', tags: ['session'], auth: 'session', sessionOnly: true,
-    responses: { 204: { description: 'signed out; the cookie is cleared' }, 401: { description: 'not signed in' }, 403: { description: 'Origin of another site' } },
+    responses: { 204: { description: 'signed out; the cookie is cleared' }, 401: { description: 'not signed in' }, 403: { description: 'Origin of another site, or a token (forbidden: a token is revoked, not signed out)' } },
   }, async (ctx) => {
-    if (ctx.principal.kind !== 'session') throw new GatewayError('unauthenticated', 'Only a session can sign out; a token is revoked with DELETE /api/tokens/{id}.');
+    if (ctx.principal.kind !== 'session') throw new GatewayError('forbidden', 'Only a session can sign out; a token is revoked with DELETE /api/tokens/{id}.');
     await gw.config.call('session.delete', { id: ctx.principal.sessionId });
     signinLine(ctx, ctx.principal.account, ctx.principal.account.name, 'signout', null);
     return { status: 204, headers: { 'set-cookie': cookie('', 0, browserSecure(gw, ctx.ex)) } };
