@@ -111,11 +111,12 @@ const DOCUMENT_SCHEMA: Schema = {
   required: ['openapi', 'info', 'paths', 'components'],
   properties: {
     openapi: { type: 'string', const: '3.1.0' },
-    info: { type: 'object', required: ['title', 'version'], properties: { title: { type: 'string' }, version: { type: 'string' }, description: { type: 'string' } } },
+    info: { type: 'object', required: ['title', 'version', 'description'], properties: { title: { type: 'string' }, version: { type: 'string' }, description: { type: 'string' } } },
     // What is under these is OpenAPI's own (a Path Item, a Schema, a Security Scheme), free-form here.
     paths: { type: 'object', additionalProperties: { type: 'object', additionalProperties: true }, description: 'every operation of this plane, from its route table' },
     components: {
       type: 'object',
+      required: ['schemas', 'securitySchemes'],
       properties: { schemas: { type: 'object', additionalProperties: true }, securitySchemes: { type: 'object', additionalProperties: true } },
     },
   },

@@ -4,6 +4,7 @@ import type { GatewayContext } from './context.ts';
 
 const READINESS = {
   type: 'object',
+  required: ['status', 'database', 'actors'],
   properties: {
     status: { type: 'string', enum: ['ready'] },
     database: { type: 'string', enum: ['ok', 'unreachable', 'schema-newer'] },
@@ -16,7 +17,7 @@ export function addProbes<P>(router: Router<P>, gw: GatewayContext): void {
   router.add('GET', '/healthz', {
     summary: 'Liveness: the process is up and answering',
     tags: ['probes'], auth: 'none',
-    responses: { 200: { description: 'alive', schema: { type: 'object', properties: { status: { type: 'string', enum: ['ok'] } } } } },
+    responses: { 200: { description: 'alive', schema: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } } } },
   }, () => ({ body: { status: 'ok' } }));
 
   router.add('GET', '/readyz', {

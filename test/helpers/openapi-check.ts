@@ -3,8 +3,9 @@
  * found by its method and path template, then the status must be declared, the media type must be
  * the declared one and the body must validate against the declared schema (JSON Schema 2020-12,
  * ajv). It also says where a schema is too loose to fail: a 2xx JSON body with no schema, an
- * object whose members the schema does not describe, a member answered that the schema does not
- * name. Findings are collected per operation, so a test can name the operation that drifted.
+ * object whose members the schema does not describe, or names without saying which are required,
+ * a member answered that the schema does not name. Findings are collected per operation, so a
+ * test can name the operation that drifted.
  */
 import Ajv2020 from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
@@ -38,6 +39,12 @@ interface Operation {
 
 /** The finding of a 2xx JSON body whose operation declares no schema for it. */
 export const UNDESCRIBED_JSON = 'a JSON body, but no schema is declared (a generated client reads it as unknown)';
+
+/**
+ * The finding of an object schema of a 2xx body that names its members but none as required
+ * (state `required: []` when every member really may be left out).
+ */
+export const NO_REQUIRED = 'an object whose members the schema names, but no `required` (a generated client makes each optional)';
 
 const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace']);
 
@@ -220,8 +227,9 @@ export class OpenApiCheck {
 
   /**
    * Where a 2xx schema could not fail, whatever the gateway answered: an object typed but with
-   * no word on its members, an array with no word on its items. A schema with no `type` is "any
-   * JSON" on purpose (a schedule's body), and `additionalProperties: true` says a map is free.
+   * no word on its members, or naming them with no `required`; an array with no word on its
+   * items. A schema with no `type` is "any JSON" on purpose (a schedule's body), and
+   * `additionalProperties: true` says a map is free.
    */
   private lint(op: Operation): void {
     for (const [status, response] of Object.entries(op.responses)) {
@@ -243,6 +251,13 @@ export class OpenApiCheck {
     }
     if (allowsOnly(schema, 'object') && schema.properties === undefined && schema.additionalProperties === undefined && schema.patternProperties === undefined) {
       out.push(`${at}: a bare type: object, whose members the schema does not describe`);
+    }
+    // Without `required` a generated client makes every member optional, even those always sent
+    // (members named without a `type` describe an object too). `required: []` says so on purpose:
+    // every member may be left out. A free-form object (`additionalProperties: true`) is free.
+    const objectLike = schema.type === undefined || allowsOnly(schema, 'object');
+    if (objectLike && schema.properties !== undefined && schema.required === undefined && schema.additionalProperties !== true) {
+      out.push(`${at}: ${NO_REQUIRED}`);
     }
     if (allowsOnly(schema, 'array') && schema.items === undefined && schema.prefixItems === undefined) {
       out.push(`${at}: an array whose items the schema does not describe`);

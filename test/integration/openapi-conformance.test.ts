@@ -22,7 +22,7 @@ import { call, type Answer } from '../helpers/http.ts';
 import { startUpstream, echo, type Upstream } from '../helpers/upstream.ts';
 import { openSslKit, type OpenSslKit } from '../helpers/openssl.ts';
 import { until } from '../helpers/until.ts';
-import { OpenApiCheck, type OpenApiDocument } from '../helpers/openapi-check.ts';
+import { NO_REQUIRED, OpenApiCheck, type OpenApiDocument } from '../helpers/openapi-check.ts';
 
 type Plane = 'control' | 'internal' | 'data';
 const DOCUMENTS: Record<Plane, string> = { control: '/api/openapi.json', internal: '/api/openapi.json', data: '/.meerkat/openapi.json' };
@@ -113,6 +113,24 @@ const CONTRACT = {
   openapi: '3.1.0', info: { title: 'shop', version: '1' },
   paths: { '/shop/orders': { get: { summary: 'List orders' } }, '/shop/orders/{id}': { get: { summary: 'One order' } } },
 };
+
+test('the check finds an object of a 2xx answer that names its members but not which are required', () => {
+  const answer = (schema: Record<string, unknown>) => ({ responses: { 200: { description: 'x', content: { 'application/json': { schema } } } } });
+  const named = { a: { type: 'string' } };
+  const check = new OpenApiCheck('synthetic', {
+    openapi: '3.1.0',
+    paths: {
+      '/none': { get: answer({ type: 'object', properties: named }) },
+      '/nested': { get: answer({ type: 'object', required: ['items'], properties: { items: { type: 'array', items: { type: ['object', 'null'], properties: named } } } }) },
+      '/stated': { get: answer({ type: 'object', required: ['a'], properties: named }) },
+      '/optional': { get: answer({ type: 'object', required: [], properties: named }) },
+      '/free': { get: answer({ type: 'object', additionalProperties: true, properties: named }) },
+    },
+  });
+  assert.deepEqual(check.findingsOf('GET /none'), [`200: body: ${NO_REQUIRED}`]);
+  assert.deepEqual(check.findingsOf('GET /nested'), [`200: body.items[]: ${NO_REQUIRED}`]);
+  for (const key of ['GET /stated', 'GET /optional', 'GET /free']) assert.deepEqual(check.findingsOf(key), [], key);
+});
 
 test('probes and the documents, on every plane', async () => {
   for (const plane of ['control', 'internal', 'data'] as const) {

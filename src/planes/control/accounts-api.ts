@@ -10,6 +10,7 @@ import { idParam, notFound, STRINGS, WRITE_REFUSALS } from './resource-docs.ts';
 const CAPABILITY = 'app-admin';
 const ACCOUNT = {
   type: 'object',
+  required: ['id', 'name', 'roles', 'capabilities', 'organisation', 'disabled'],
   properties: {
     id: { type: 'string' }, name: { type: 'string' }, roles: STRINGS,
     capabilities: { type: 'array', items: { type: 'string', enum: [...CAPABILITIES] } },
@@ -51,7 +52,7 @@ export function addAccountsApi(router: Router<Principal>, gw: GatewayContext): v
 
   router.add('GET', '/api/accounts', {
     summary: 'List accounts', tags: ['accounts'], auth: 'session',
-    responses: { 200: { description: 'every account, by name', schema: { type: 'object', properties: { accounts: { type: 'array', items: ACCOUNT } } } } },
+    responses: { 200: { description: 'every account, by name', schema: { type: 'object', required: ['accounts'], properties: { accounts: { type: 'array', items: ACCOUNT } } } } },
   }, (ctx) => {
     requireCapability(ctx.principal, CAPABILITY);
     const accounts = [...view().accountsById.values()].sort((a, b) => a.name.localeCompare(b.name)).map(accountBody);

@@ -45,8 +45,11 @@ const WRITTEN = {
 const AUTHORITY = {
   type: 'object',
   description: 'An ACME authority. Never carries an HMAC key or an account key.',
+  required: ['id', 'name', 'directory', 'rootCa', 'email', 'eab', 'termsAccepted', 'challenge', 'accountUrl', 'orders', 'armed', 'createdAt', 'updatedAt'],
   properties: {
     id: { type: 'string' }, ...WRITTEN.properties,
+    // Answered, a binding has both members: hmacKey is the reference or "sealed", never left out.
+    eab: { ...EAB, required: ['kid', 'hmacKey'] },
     accountUrl: { type: ['string', 'null'], description: 'the account the authority gave at the first order (a new directory starts a fresh one)' },
     orders: { type: 'integer', description: 'orders (certificates) asking this authority' },
     armed: { type: 'boolean', description: 'an order of it is placed on the console or the application' },
@@ -92,7 +95,7 @@ export function addAcmeApi(router: Router<Principal>, gw: GatewayContext): void 
 
   router.add('GET', BASE, {
     summary: 'List the ACME authorities (licensed edition)', tags: TAGS, auth: 'session',
-    responses: { 200: { description: 'authorities', schema: { type: 'object', properties: { authorities: { type: 'array', items: AUTHORITY } } } }, 403: { description: 'capability, or licensed-edition' } },
+    responses: { 200: { description: 'authorities', schema: { type: 'object', required: ['authorities'], properties: { authorities: { type: 'array', items: AUTHORITY } } } }, 403: { description: 'capability, or licensed-edition' } },
   }, async (ctx) => {
     allowed(ctx.principal);
     return { body: { authorities: (await gw.certs.call('acme.authority.list', null)).map(body) } };

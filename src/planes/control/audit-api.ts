@@ -20,23 +20,29 @@ import { seconds, WRITE_REFUSALS } from './resource-docs.ts';
 import { recordChange } from '../shared/audit-note.ts';
 import { csvHeader, csvRow } from '../../core/audit/csv.ts';
 
+/**
+ * A line of the trail. Members whose column is empty are left out (organisation, organisationFrom,
+ * changes, detail, address, traceId, attributes), as are an actor's token and a target's id or name.
+ */
 const EVENT = {
   type: 'object',
+  required: ['id', 'when', 'part', 'action', 'actor', 'target', 'node'],
   properties: {
     id: { type: 'string', description: 'sortable: newer lines have greater ids' },
     when: { type: 'integer', description: 'epoch seconds' },
     part: { type: 'string', enum: ['changes', 'security', 'operations'] },
     action: { type: 'string', description: 'route.update, signin.refused, operation.call, …' },
-    actor: { type: ['object', 'null'], properties: { account: { type: 'string' }, token: { type: 'string' } }, description: 'null when nobody is known (a refused name matching no account)' },
-    target: { type: 'object', properties: { kind: { type: 'string' }, id: { type: 'string' }, name: { type: 'string' } } },
+    actor: { type: ['object', 'null'], required: ['account'], properties: { account: { type: 'string' }, token: { type: 'string' } }, description: 'null when nobody is known (a refused name matching no account)' },
+    target: { type: 'object', required: ['kind'], properties: { kind: { type: 'string' }, id: { type: 'string' }, name: { type: 'string' } } },
     organisation: { type: 'string' },
     organisationFrom: { type: 'string', description: 'the organisation a change took its object out of; the event belongs to it too' },
-    changes: { type: 'array', items: { type: 'object', properties: { field: { type: 'string' }, from: {}, to: {} } }, description: 'masked: secrets read ***' },
+    changes: { type: 'array', items: { type: 'object', required: ['field', 'from', 'to'], properties: { field: { type: 'string' }, from: {}, to: {} } }, description: 'masked: secrets read ***' },
     detail: { type: 'string' },
     address: { type: 'string', description: 'the client address the gateway resolved' },
     traceId: { type: 'string' },
     attributes: {
       type: 'object', description: 'operation events: the fields of spec 2.6 (docs/audit.md "The line"), those known of the call',
+      required: ['gateway.route', 'http.request.method', 'http.route', 'url.path', 'http.response.status_code', 'client.address'],
       properties: {
         'user.id': { type: 'string' }, 'user.name': { type: 'string' }, 'gateway.roles': { type: 'array', items: { type: 'string' } },
         'gateway.tenant.id': { type: 'string' }, 'gateway.tenant.name': { type: 'string' }, 'gateway.group': { type: 'string' },
@@ -63,20 +69,25 @@ const FILTER_QUERY = {
 } as const;
 const FILTER_DOC = 'Filters (all must hold): part (changes, security, operations; comma-joined), kind (an action or its family: signin takes signin.*), targetKind and notTarget (target kinds, comma-joined), actor (account name), target (a target\'s id or name), organisation (an organisation\'s id: the events that belong to it or that took something out of it, within what the caller may read), from (inclusive) and to (exclusive) as epoch seconds or RFC 3339, q (free text in the detail and the address). A filter that is not one of these is refused (filter.invalid), never ignored.';
 
+/** The collector push as written (either switch may be left out) and, with both, as answered. */
+const PUSH = { type: 'object', properties: { audit: { type: 'boolean' }, console: { type: 'boolean' } }, description: 'the collector push (licensed): the data plane\'s lines, and the console\'s too' } as const;
+
 const SETTINGS = {
   type: 'object',
+  required: ['retention', 'operationRetention', 'push', 'lastSweep', 'dropped', 'updatedAt', 'updatedBy'],
   properties: {
     retention: { type: 'string', enum: [...AUDIT_RETENTIONS], description: 'changes and security lines; default P1Y' },
     operationRetention: { type: 'string', description: 'audited operations: P7D to P1Y (days, weeks, months or P1Y); default P1M' },
-    push: { type: 'object', properties: { audit: { type: 'boolean' }, console: { type: 'boolean' } }, description: 'the collector push (licensed): the data plane\'s lines, and the console\'s too' },
+    push: { ...PUSH, required: ['audit', 'console'] },
     lastSweep: {
       type: ['object', 'null'],
+      required: ['at', 'removed'],
       properties: {
         at: { type: 'integer', description: 'epoch seconds' },
-        removed: { type: 'object', description: 'lines removed, per part', properties: { changes: { type: 'integer' }, security: { type: 'integer' }, operations: { type: 'integer' } } },
+        removed: { type: 'object', description: 'lines removed, per part', required: ['changes', 'security', 'operations'], properties: { changes: { type: 'integer' }, security: { type: 'integer' }, operations: { type: 'integer' } } },
       },
     },
-    dropped: { type: 'object', properties: { audit: { type: 'integer' }, console: { type: 'integer' } }, description: 'lines dropped since start by a full queue, per stream' },
+    dropped: { type: 'object', required: ['audit', 'console'], properties: { audit: { type: 'integer' }, console: { type: 'integer' } }, description: 'lines dropped since start by a full queue, per stream' },
     updatedAt: { type: ['integer', 'null'] },
     updatedBy: { type: ['string', 'null'] },
   },
@@ -141,7 +152,7 @@ export function addAuditApi(router: Router<Principal>, gw: GatewayContext): void
     query: { ...FILTER_QUERY, limit: `1 to ${AUDIT_LIMITS.max} (default ${AUDIT_LIMITS.fallback})`, cursor: 'the previous page\'s next' },
     schemas: { limit: { type: 'integer', minimum: 1, maximum: AUDIT_LIMITS.max, default: AUDIT_LIMITS.fallback } },
     responses: {
-      200: { description: 'a page', schema: { type: 'object', properties: { events: { type: 'array', items: EVENT }, next: { type: ['string', 'null'], description: 'cursor of the next page; null on the last' } } } },
+      200: { description: 'a page', schema: { type: 'object', required: ['events', 'next'], properties: { events: { type: 'array', items: EVENT }, next: { type: ['string', 'null'], description: 'cursor of the next page; null on the last' } } } },
       400: { description: 'a filter or the cursor is refused (filter.invalid, cursor.invalid, field.invalid)' },
       403: { description: 'no audit capability (capability): never an empty page' },
     },
@@ -225,7 +236,7 @@ export function addAuditApi(router: Router<Principal>, gw: GatewayContext): void
   router.add('PUT', '/api/settings/audit', {
     summary: 'Set the retention and the collector push (root)', tags: ['settings', ...tags], auth: 'session',
     description: 'Fields left out keep their value. A shortened retention removes the older lines at the next sweep (hourly). push is the licensed edition\'s: on the community edition switching it on is refused (licensed-edition).',
-    body: { type: 'object', minProperties: 1, additionalProperties: false, properties: { retention: SETTINGS.properties.retention, operationRetention: SETTINGS.properties.operationRetention, push: SETTINGS.properties.push } },
+    body: { type: 'object', minProperties: 1, additionalProperties: false, properties: { retention: SETTINGS.properties.retention, operationRetention: SETTINGS.properties.operationRetention, push: PUSH } },
     responses: { 200: { description: 'the settings as stored', schema: SETTINGS }, ...WRITE_REFUSALS, 409: { description: 'audit.no-collector: push switched on with no collector configured (GATEWAY_OTLP_ENDPOINT)' } },
   }, async (ctx) => {
     requireCapability(ctx.principal, 'root');

@@ -55,7 +55,7 @@ export function addAuthoritiesApi(router: Router<Principal>, gw: GatewayContext)
 
   router.add('GET', '/api/trusted-authorities', {
     summary: 'List the trusted authorities', tags: TAGS, auth: 'session',
-    responses: { 200: { description: 'every authority added, by name', schema: { type: 'object', properties: { authorities: { type: 'array', items: AUTHORITY } } } }, 401: WRITE_REFUSALS[401], 403: WRITE_REFUSALS[403] },
+    responses: { 200: { description: 'every authority added, by name', schema: { type: 'object', required: ['authorities'], properties: { authorities: { type: 'array', items: AUTHORITY } } } }, 401: WRITE_REFUSALS[401], 403: WRITE_REFUSALS[403] },
   }, async (ctx) => {
     requireCapability(ctx.principal, CAPABILITY);
     return { body: { authorities: (await gw.config.call('authority.list', null)).map(authorityBody) } };

@@ -4,7 +4,7 @@ import { parseDuration } from '../../core/schedules/cadence/duration.ts';
 import type { GatewayContext } from '../context.ts';
 import type { Principal } from '../principal.ts';
 
-const NOW = { type: 'object', properties: { now: { type: 'integer', description: 'epoch milliseconds' } } } as const;
+const NOW = { type: 'object', required: ['now'], properties: { now: { type: 'integer', description: 'epoch milliseconds' } } } as const;
 
 /** The test clock (CONTRACT.md). Registered only with GATEWAY_CLOCK=manual, on loopback doors. */
 export function addClockRoutes(router: Router<Principal>, gw: GatewayContext): void {

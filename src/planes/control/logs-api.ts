@@ -21,6 +21,7 @@ const TAGS = ['logs'];
 
 const SETTINGS = {
   type: 'object',
+  required: ['level', 'startupLevel', 'revertsAt', 'accessLog', 'mode', 'nodeMode', 'dropped', 'droppedRecords', 'node'],
   properties: {
     level: { type: 'string', enum: LOG_LEVELS, description: 'the operational level in force on this node' },
     startupLevel: { type: 'string', enum: LOG_LEVELS, description: 'GATEWAY_LOG_LEVEL of this node: a restart returns to it' },
@@ -29,13 +30,14 @@ const SETTINGS = {
     mode: { type: 'string', enum: LOG_MODES, description: 'the mode set for every node: startup (GATEWAY_LOG_FORMAT), agent (one OpenTelemetry-shaped object per line) or otlp (pushed to GATEWAY_OTLP_ENDPOINT; licensed edition)' },
     nodeMode: { type: 'string', enum: LOG_MODES, description: 'the mode this node writes in now: mode, except startup on a node asked to push that cannot (the community edition, or no GATEWAY_OTLP_ENDPOINT), as after a restart into another edition' },
     dropped: { type: 'integer', description: 'collector batches dropped after three refusals since this node started' },
-    droppedRecords: { type: 'object', description: 'records this node lost since it started, per log (app, access): dropped batches, a full queue, an output that stalled or closed', properties: { app: { type: 'integer' }, access: { type: 'integer' } } },
+    droppedRecords: { type: 'object', description: 'records this node lost since it started, per log (app, access): dropped batches, a full queue, an output that stalled or closed', required: ['app', 'access'], properties: { app: { type: 'integer' }, access: { type: 'integer' } } },
     node: { type: 'string' },
   },
 } as const;
 
 const LINE = {
   type: 'object',
+  required: ['time', 'level', 'message', 'attrs', 'node'],
   properties: {
     time: { type: 'string', description: 'ISO 8601' }, level: { type: 'string', enum: LOG_LEVELS }, message: { type: 'string' },
     attrs: { type: 'object', additionalProperties: true, description: 'the line\'s own attributes: each message has its own' }, node: { type: 'string' },
@@ -139,7 +141,7 @@ export function addLogsApi(router: Router<Principal>, gw: GatewayContext): void 
     description: `${QUERY_DOC} The access log is not here; each node keeps its own lines (node says whose).`,
     query: LINE_QUERY,
     schemas: LINE_SCHEMAS,
-    responses: { 200: { description: '{node, lines}', schema: { type: 'object', properties: { node: { type: 'string' }, lines: { type: 'array', items: LINE } } } }, 400: { description: 'a bad filter (field.invalid, filter.invalid)' } },
+    responses: { 200: { description: '{node, lines}', schema: { type: 'object', required: ['node', 'lines'], properties: { node: { type: 'string' }, lines: { type: 'array', items: LINE } } } }, 400: { description: 'a bad filter (field.invalid, filter.invalid)' } },
   }, (ctx) => {
     requireCapability(ctx.principal, LOGS_CAPABILITY);
     return { body: { node: gw.settings.nodeName, lines: gw.logs.buffer.lines(lineQuery(ctx.query)).map(wire) } };

@@ -15,25 +15,28 @@ const TAGS = ['metrics'];
 
 const NUMBERS = {
   type: 'object', description: 'over the last minute (period "60 s"): requests, failed, rps, p50 and p95 in ms (null with no request), from HDR histograms merged over the minute',
+  required: ['period', 'requests', 'failed', 'rps', 'p50', 'p95'],
   properties: { period: { type: 'string' }, requests: { type: 'integer' }, failed: { type: 'integer' }, rps: { type: 'number' }, p50: { type: ['number', 'null'] }, p95: { type: ['number', 'null'] } },
 } as const;
 
 const SNAPSHOT = {
   type: 'object',
+  required: ['interval', 'nodes', 'points', 'minute', 'routes', 'rankings'],
   properties: {
     interval: { type: 'integer', description: 'seconds between points: 5' },
     nodes: { type: 'integer', description: 'nodes whose summary is in the sum' },
     points: {
       type: 'array', description: 'the last hour, 720 points oldest first',
-      items: { type: 'object', properties: { t: { type: 'integer', description: 'epoch s the interval starts' }, answered: { type: 'integer' }, failed: { type: 'integer' }, nodes: { type: 'integer', description: 'nodes whose curve covers the interval' } } },
+      items: { type: 'object', required: ['t', 'answered', 'failed', 'nodes'], properties: { t: { type: 'integer', description: 'epoch s the interval starts' }, answered: { type: 'integer' }, failed: { type: 'integer' }, nodes: { type: 'integer', description: 'nodes whose curve covers the interval' } } },
     },
     minute: NUMBERS,
     routes: {
       type: 'array', description: 'each route over the same minute',
-      items: { type: 'object', properties: { route: { type: 'string' }, requests: { type: 'integer' }, failed: { type: 'integer' }, p95: { type: ['number', 'null'], description: 'ms' }, totalMs: { type: 'number' } } },
+      items: { type: 'object', required: ['route', 'requests', 'failed', 'p95', 'totalMs'], properties: { route: { type: 'string' }, requests: { type: 'integer' }, failed: { type: 'integer' }, p95: { type: ['number', 'null'], description: 'ms' }, totalMs: { type: 'number' } } },
     },
     rankings: {
       type: 'object', description: 'route ids, ranked',
+      required: ['slowest', 'failing', 'totalTime'],
       properties: {
         slowest: { type: 'array', items: { type: 'string' }, description: 'highest p95 first' },
         failing: { type: 'array', items: { type: 'string' }, description: 'most failed answers first; routes with none are not ranked' },
@@ -47,6 +50,7 @@ const COUNTS = { requests: { type: 'integer' }, failed: { type: 'integer' }, p95
 
 const ROUTE_ENDPOINTS = {
   type: 'object',
+  required: ['route', 'period', 'node', 'nodes', 'endpoints'],
   properties: {
     route: { type: 'string' }, period: { type: 'string', description: '60 s' }, node: { type: 'string', description: 'the node that answered' },
     nodes: { type: 'integer', description: 'nodes whose counts are in the sums' },
@@ -54,9 +58,10 @@ const ROUTE_ENDPOINTS = {
       type: 'array',
       items: {
         type: 'object',
+        required: ['template', 'deduced', 'requests', 'failed', 'p95', 'history'],
         properties: {
           template: { type: 'string', description: 'GET /orders/{id}' }, deduced: { type: 'boolean' }, ...COUNTS,
-          history: { type: 'array', items: { type: 'object', properties: { t: { type: 'integer', description: 'the minute, epoch s' }, ...COUNTS } } },
+          history: { type: 'array', items: { type: 'object', required: ['t', 'requests', 'failed', 'p95'], properties: { t: { type: 'integer', description: 'the minute, epoch s' }, ...COUNTS } } },
         },
       },
     },

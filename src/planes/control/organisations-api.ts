@@ -15,7 +15,13 @@ const HOURS = {
     windows: { type: 'array', items: { type: 'object', properties: { days: { ...STRINGS, description: 'MON … SUN' }, from: { type: 'string', description: 'HH:MM' }, to: { type: 'string', description: 'HH:MM, exclusive; 24:00 allowed; earlier than from spans midnight' } } } },
   },
 } as const;
-const ORGANISATION = { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' }, hours: HOURS } } as const;
+/** The hours as answered: every member is there (the body's are checked by parseOrganisation). */
+const HOURS_ANSWERED = {
+  ...HOURS,
+  required: ['timezone', 'windows'],
+  properties: { ...HOURS.properties, windows: { ...HOURS.properties.windows, items: { ...HOURS.properties.windows.items, required: ['days', 'from', 'to'] } } },
+} as const;
+const ORGANISATION = { type: 'object', required: ['id', 'name', 'hours'], properties: { id: { type: 'string' }, name: { type: 'string' }, hours: HOURS_ANSWERED } } as const;
 
 const body = (o: OrganisationView) => ({ id: o.id, name: o.name, hours: o.hours });
 
@@ -28,7 +34,7 @@ export function addOrganisationsApi(router: Router<Principal>, gw: GatewayContex
 
   router.add('GET', '/api/organisations', {
     summary: 'List organisations', tags: ['organisations'], auth: 'session',
-    responses: { 200: { description: 'every organisation', schema: { type: 'object', properties: { organisations: { type: 'array', items: ORGANISATION } } } } },
+    responses: { 200: { description: 'every organisation', schema: { type: 'object', required: ['organisations'], properties: { organisations: { type: 'array', items: ORGANISATION } } } } },
   }, (ctx) => {
     requireCapability(ctx.principal, CAPABILITY);
     return { body: { organisations: [...gw.config.view.organisations.values()].map(body) } };

@@ -8,6 +8,7 @@ import { idParam, notFound, STRINGS, WRITE_REFUSALS } from './resource-docs.ts';
 const CAPABILITY = 'app-admin';
 const ROLE = {
   type: 'object',
+  required: ['name', 'implies', 'grants'],
   properties: { name: { type: 'string' }, implies: STRINGS, grants: { ...STRINGS, description: 'this role and everything it implies, transitively' } },
 } as const;
 
@@ -19,7 +20,7 @@ export function addRolesApi(router: Router<Principal>, gw: GatewayContext): void
 
   router.add('GET', '/api/roles', {
     summary: 'The roles catalogue', tags: ['roles'], auth: 'session',
-    responses: { 200: { description: 'every role', schema: { type: 'object', properties: { roles: { type: 'array', items: ROLE } } } } },
+    responses: { 200: { description: 'every role', schema: { type: 'object', required: ['roles'], properties: { roles: { type: 'array', items: ROLE } } } } },
   }, (ctx) => {
     requireCapability(ctx.principal, CAPABILITY);
     return { body: { roles: [...gw.config.view.rolesByName.keys()].map((n) => body(n)) } };

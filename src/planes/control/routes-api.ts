@@ -27,9 +27,12 @@ const ROUTE_BODY = {
 } as const;
 const ROUTE = {
   ...ROUTE_BODY,
-  required: [...ROUTE_FIELDS, 'id'],
+  required: [...ROUTE_FIELDS, 'id', 'createdAt', 'updatedAt'],
   properties: {
     id: { type: 'string' }, ...ROUTE_BODY.properties,
+    // As answered, a rule and an endpoint rule carry every member (the body's may leave some out).
+    rule: { ...ROUTE_BODY.properties.rule, required: ['roles'] },
+    endpointRules: { ...ROUTE_BODY.properties.endpointRules, items: { ...ROUTE_BODY.properties.endpointRules.items, required: ['method', 'path', 'roles'] } },
     // The contract is the service's document, answered as deposited: any members.
     openapi: { ...ROUTE_BODY.properties.openapi, additionalProperties: true },
     ...TIMES,
@@ -47,7 +50,7 @@ export function routeBody(r: RouteRecord) {
 export function addRoutesApi(router: Router<Principal>, gw: GatewayContext): void {
   router.add('GET', '/api/routes', {
     summary: 'List routes', tags: ['routes'], auth: 'session',
-    responses: { 200: { description: 'every route, by id', schema: { type: 'object', properties: { routes: { type: 'array', items: ROUTE } } } }, 401: WRITE_REFUSALS[401], 403: WRITE_REFUSALS[403] },
+    responses: { 200: { description: 'every route, by id', schema: { type: 'object', required: ['routes'], properties: { routes: { type: 'array', items: ROUTE } } } }, 401: WRITE_REFUSALS[401], 403: WRITE_REFUSALS[403] },
   }, async (ctx) => {
     requireCapability(ctx.principal, CAPABILITY);
     return { body: { routes: (await gw.config.call('route.list', null)).map(routeBody) } };

@@ -15,6 +15,7 @@ import { recordChange } from '../shared/audit-note.ts';
 
 const SETTINGS = {
   type: 'object',
+  required: ['retention', 'maxSchedules', 'updatedAt', 'updatedBy'],
   properties: {
     retention: { type: 'string', description: 'how long run history and finished delayed actions are kept: ISO 8601 days or weeks, P1D to P1825D; default P30D' },
     maxSchedules: { type: 'integer', minimum: 1, maximum: MAX_PER_TOKEN, description: `schedules one schedules token may hold, finished delayed actions not counted; a write past it answers 409 schedule.too-many; default ${DEFAULT_PER_TOKEN}` },

@@ -20,6 +20,8 @@ const PLANES_SCHEMA = { type: 'array', items: { type: 'string', enum: ['console'
 export const CERTIFICATE = {
   type: 'object',
   description: 'A certificate. Never carries key material.',
+  // paths is the file source's alone: left out for the others.
+  required: ['id', 'name', 'names', 'issuer', 'notBefore', 'notAfter', 'expiresIn', 'source', 'planes', 'inactive', 'state', 'detail', 'fingerprint', 'createdAt'],
   properties: {
     id: { type: 'string' }, name: { type: 'string' }, names: STRINGS, issuer: { type: ['string', 'null'] },
     notBefore: { type: ['integer', 'null'], description: 'epoch seconds' }, notAfter: { type: ['integer', 'null'], description: 'epoch seconds' },
@@ -32,7 +34,7 @@ export const CERTIFICATE = {
         + 'A renewal held back where an earlier pair was read stays active, the detail naming the rule.',
     },
     detail: { type: ['string', 'null'] }, fingerprint: { type: ['string', 'null'], description: 'SHA-256' },
-    paths: { type: 'object', properties: { cert: { type: 'string' }, key: { type: 'string' } }, description: 'file source only' },
+    paths: { type: 'object', required: ['cert', 'key'], properties: { cert: { type: 'string' }, key: { type: 'string' } }, description: 'file source only' },
     createdAt: { type: 'integer' },
   },
 } as const;
@@ -70,7 +72,7 @@ export function addTlsApi(router: Router<Principal>, gw: GatewayContext): void {
 
   router.add('GET', '/api/certificates', {
     summary: 'List the certificates, with their placements and expiry countdown', tags: TAGS, auth: 'session',
-    responses: { 200: { description: 'certificates', schema: { type: 'object', properties: { certificates: { type: 'array', items: CERTIFICATE } } } } },
+    responses: { 200: { description: 'certificates', schema: { type: 'object', required: ['certificates'], properties: { certificates: { type: 'array', items: CERTIFICATE } } } } },
   }, (ctx) => {
     requireCapability(ctx.principal, 'infra-admin');
     return { body: { certificates: [...gw.certs.view.records.values()].map((r) => certificateBody(gw, r)) } };
@@ -84,11 +86,13 @@ export function addTlsApi(router: Router<Principal>, gw: GatewayContext): void {
         description: 'candidates',
         schema: {
           type: 'object',
+          required: ['mounts'],
           properties: {
             mounts: {
               type: 'array',
               items: {
                 type: 'object', description: 'a certificate file found on a mount',
+                required: ['mount', 'certPath', 'keyPath', 'names', 'notAfter', 'pickable'],
                 properties: {
                   mount: { type: 'string' }, certPath: { type: 'string' }, keyPath: { type: ['string', 'null'], description: 'the key beside it; null when none' },
                   names: STRINGS, notAfter: { type: 'integer', description: 'epoch seconds' }, pickable: { type: 'boolean', description: 'false without a key' },

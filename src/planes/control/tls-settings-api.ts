@@ -20,12 +20,13 @@ const TAGS = ['tls'];
 
 const STRING_LIST = { type: 'array', items: { type: 'string' } } as const;
 const PLANES_LIST = { type: 'array', items: { type: 'string', enum: ['http'] } } as const;
-const DOOR_ADDRESS = { type: 'object', properties: { address: { type: ['string', 'null'] }, publicPort: { type: ['integer', 'null'] } } } as const;
+const DOOR_ADDRESS = { type: 'object', required: ['address', 'publicPort'], properties: { address: { type: ['string', 'null'] }, publicPort: { type: ['integer', 'null'] } } } as const;
 const DOOR = {
   type: 'object',
+  required: ['proxied', 'names', 'proxyAddresses', 'runtimeNames', 'internalNames', 'uncovered', 'http', 'https'],
   properties: {
     proxied: { type: 'boolean' }, names: STRING_LIST, proxyAddresses: STRING_LIST, runtimeNames: STRING_LIST,
-    internalNames: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, covered: { type: 'boolean' } } } },
+    internalNames: { type: 'array', items: { type: 'object', required: ['name', 'covered'], properties: { name: { type: 'string' }, covered: { type: 'boolean' } } } },
     uncovered: { ...STRING_LIST, description: 'declared names no certificate serving now covers' },
     http: DOOR_ADDRESS, https: DOOR_ADDRESS,
   },
@@ -33,12 +34,13 @@ const DOOR = {
 /** The answer of every TLS settings endpoint (CONTRACT.md "TLS"). */
 const SETTINGS_SCHEMA = {
   type: 'object',
+  required: ['closed', 'consoleTraffic', 'trafficWindow', 'redirect', 'doors'],
   properties: {
-    closed: { type: 'object', properties: { console: PLANES_LIST, app: PLANES_LIST, internal: PLANES_LIST } },
-    consoleTraffic: { type: 'array', items: { type: 'object', properties: { door: { type: 'string', enum: ['http', 'https'] }, peer: { type: ['string', 'null'] }, lastSeen: { type: ['integer', 'null'], description: 'epoch seconds' } } } },
+    closed: { type: 'object', required: ['console', 'app', 'internal'], properties: { console: PLANES_LIST, app: PLANES_LIST, internal: PLANES_LIST } },
+    consoleTraffic: { type: 'array', items: { type: 'object', required: ['door', 'peer', 'lastSeen'], properties: { door: { type: 'string', enum: ['http', 'https'] }, peer: { type: ['string', 'null'] }, lastSeen: { type: ['integer', 'null'], description: 'epoch seconds' } } } },
     trafficWindow: { type: 'integer', description: 'seconds' },
-    redirect: { type: 'object', properties: { forceHttps: { type: 'boolean' }, hstsMaxAge: { type: 'integer' } } },
-    doors: { type: 'object', properties: { console: DOOR, app: DOOR, internal: DOOR } },
+    redirect: { type: 'object', required: ['forceHttps', 'hstsMaxAge'], properties: { forceHttps: { type: 'boolean' }, hstsMaxAge: { type: 'integer' } } },
+    doors: { type: 'object', required: ['console', 'app', 'internal'], properties: { console: DOOR, app: DOOR, internal: DOOR } },
   },
 } as const;
 

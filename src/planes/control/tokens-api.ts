@@ -8,6 +8,7 @@ import { idParam, notFound, seconds, STRINGS, WRITE_REFUSALS } from './resource-
 
 const TOKEN = {
   type: 'object',
+  required: ['id', 'name', 'kind', 'account', 'routes', 'roles', 'organisations', 'createdAt', 'revokedAt'],
   properties: {
     id: { type: 'string' }, name: { type: 'string' }, kind: { type: 'string', enum: ['admin', 'personal', 'schedules'] },
     account: { type: ['string', 'null'] }, routes: { type: ['array', 'null'], items: { type: 'string' } },
@@ -25,7 +26,7 @@ export function addTokensApi(router: Router<Principal>, gw: GatewayContext): voi
     summary: 'Mint a token', tags: ['tokens'], auth: 'session',
     description: 'admin: the account\'s console rights, for scripts (defaults to the caller\'s account). personal: an account\'s identity on the data plane. schedules: the scheduling API on the internal plane, within routes (ids or *), roles and organisations (ids or *; none when not given: its schedules act for no organisation). The secret is in this answer only; the gateway keeps its SHA-256.',
     body: { type: 'object', required: ['name', 'kind'], additionalProperties: false, properties: { name: { type: 'string' }, kind: { type: 'string', enum: ['admin', 'personal', 'schedules'] }, account: { type: 'string', description: 'account id or name' }, routes: STRINGS, roles: STRINGS, organisations: STRINGS } },
-    responses: { 201: { description: 'minted', schema: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' }, kind: { type: 'string' }, token: { type: 'string' } } } }, ...WRITE_REFUSALS },
+    responses: { 201: { description: 'minted', schema: { type: 'object', required: ['id', 'name', 'kind', 'token'], properties: { id: { type: 'string' }, name: { type: 'string' }, kind: { type: 'string' }, token: { type: 'string' } } } }, ...WRITE_REFUSALS },
   }, async (ctx) => {
     requireCapability(ctx.principal, 'root');
     const input = parseToken(await ctx.json());
@@ -37,7 +38,7 @@ export function addTokensApi(router: Router<Principal>, gw: GatewayContext): voi
 
   router.add('GET', '/api/tokens', {
     summary: 'List tokens (never their secrets)', tags: ['tokens'], auth: 'session',
-    responses: { 200: { description: 'every token, revoked ones included', schema: { type: 'object', properties: { tokens: { type: 'array', items: TOKEN } } } } },
+    responses: { 200: { description: 'every token, revoked ones included', schema: { type: 'object', required: ['tokens'], properties: { tokens: { type: 'array', items: TOKEN } } } } },
   }, async (ctx) => {
     requireCapability(ctx.principal, 'root');
     return { body: { tokens: (await gw.config.call('token.list', null)).map(tokenBody) } };

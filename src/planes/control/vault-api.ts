@@ -9,6 +9,7 @@ import { idParam, notFound, seconds, WRITE_REFUSALS } from './resource-docs.ts';
 const ENTRY = {
   type: 'object',
   description: 'A vault entry as listed: never its value.',
+  required: ['name', 'scope', 'readable', 'createdAt', 'updatedAt'],
   properties: {
     name: { type: 'string' }, scope: { type: 'string', description: 'app, or the organisation id' },
     readable: { type: 'boolean', description: 'false when this node\'s master key cannot unseal it (sealed under another key)' },
@@ -51,7 +52,7 @@ export function addVaultApi(router: Router<Principal>, gw: GatewayContext): void
 
     router.add('GET', base, {
       summary: `List ${scopeText} vault names`, tags, auth: 'session',
-      responses: { 200: { description: 'names, never values', schema: { type: 'object', properties: { entries: { type: 'array', items: ENTRY } } } } },
+      responses: { 200: { description: 'names, never values', schema: { type: 'object', required: ['entries'], properties: { entries: { type: 'array', items: ENTRY } } } } },
     }, async (ctx) => {
       const organisation = scopeOf(ctx.principal, ctx.params);
       return { body: { entries: (await gw.config.call('vault.list', { organisation })).map(entryBody) } };
@@ -60,7 +61,7 @@ export function addVaultApi(router: Router<Principal>, gw: GatewayContext): void
     router.add('PUT', `${base}/{name}`, {
       summary: `Seal a value into ${scopeText} vault`, tags, auth: 'session',
       body: { type: 'object', required: ['value'], additionalProperties: false, properties: { value: { type: 'string', maxLength: 65536, description: 'goes out in a header: one line, no control character but a tab, Latin-1 at most' } } },
-      responses: { 201: { description: 'sealed (new name)', schema: { type: 'object', properties: { name: { type: 'string' }, scope: { type: 'string', description: 'app, or the organisation id' } } } }, 204: { description: 'sealed (value replaced)' }, ...WRITE_REFUSALS },
+      responses: { 201: { description: 'sealed (new name)', schema: { type: 'object', required: ['name', 'scope'], properties: { name: { type: 'string' }, scope: { type: 'string', description: 'app, or the organisation id' } } } }, 204: { description: 'sealed (value replaced)' }, ...WRITE_REFUSALS },
     }, async (ctx) => {
       const organisation = scopeOf(ctx.principal, ctx.params);
       const name = vaultName(ctx.params.name ?? '');

@@ -30,7 +30,7 @@ const JWKS_SCHEMA = {
       type: 'array',
       items: {
         type: 'object',
-        required: ['kty', 'crv', 'x', 'y', 'kid'],
+        required: ['kty', 'crv', 'x', 'y', 'kid', 'alg', 'use'],
         properties: {
           kty: { type: 'string', const: 'EC' }, crv: { type: 'string', const: 'P-256' }, x: { type: 'string' }, y: { type: 'string' },
           kid: { type: 'string', description: 'the JWT header\'s kid' }, alg: { type: 'string', const: 'ES256' }, use: { type: 'string', const: 'sig' },

@@ -24,16 +24,23 @@ const WRITABLE = {
   organisation: { type: ['string', 'null'], description: 'the organisation the calls act for (vault scope, membership carried, tenant filter): one of the token\'s organisations (403 perimeter)' },
 } as const;
 
+function withoutRole<T extends { role: unknown }>(fields: T): Omit<T, 'role'> {
+  const { role: _role, ...rest } = fields;
+  return rest;
+}
+
+/** A run record. status, detail, cause, ofRun and attempts are left out when the record has none. */
 export const RUN_DOC: Schema = {
   type: 'object',
+  required: ['id', 'runId', 'attempt', 'node', 'scheduledFor', 'startedAt', 'endedAt', 'state'],
   properties: {
     id: { type: 'string', description: 'history id, run-<hex>' }, runId: { type: 'string' }, attempt: { type: 'integer' },
     node: { type: ['string', 'null'] }, scheduledFor: { type: ['integer', 'null'] }, startedAt: { type: ['integer', 'null'] },
     endedAt: { type: 'integer' }, state: { type: 'string', enum: ['done', 'failed', 'lost', 'dropped'] },
-    status: { type: ['integer', 'null'], description: 'the answer\'s status; null when there was none (a dropped turn, an attempt lost with its gateway)' }, detail: { type: 'string' }, cause: { type: 'string' }, ofRun: { type: 'string' },
+    status: { type: 'integer', description: 'the answer\'s status; absent when there was none (a dropped turn, an attempt lost with its gateway)' }, detail: { type: 'string' }, cause: { type: 'string' }, ofRun: { type: 'string' },
     attempts: {
       type: 'array', description: 'every attempt of a retried turn, oldest first',
-      items: { type: 'object', properties: { attempt: { type: 'integer' }, runId: { type: 'string' }, status: { type: ['integer', 'null'] }, detail: { type: 'string' }, startedAt: { type: 'integer', description: 'epoch s; absent on attempts recorded before it was kept' }, endedAt: { type: 'integer', description: 'epoch s' } } },
+      items: { type: 'object', required: ['attempt', 'runId', 'status', 'detail', 'endedAt'], properties: { attempt: { type: 'integer' }, runId: { type: 'string' }, status: { type: ['integer', 'null'] }, detail: { type: 'string' }, startedAt: { type: 'integer', description: 'epoch s; absent on attempts recorded before it was kept' }, endedAt: { type: 'integer', description: 'epoch s' } } },
     },
   },
 };
@@ -42,16 +49,23 @@ export const SCHEDULE_DOC = {
   body: { type: 'object', required: ['routeId'], additionalProperties: false, properties: WRITABLE } as Schema,
   schedule: {
     type: 'object',
+    // every, cron and at: the one the schedule was written with; body: when it has one.
+    required: [
+      'id', 'name', 'roles', 'method', 'routeId', 'path', 'timezone', 'headers', 'contentType', 'metadata', 'overlap', 'catchUp', 'timeout', 'organisation',
+      'paused', 'finished', 'stopped', 'nextRunAt', 'inFlight', 'lastRun', 'deferrals', 'token', 'runRequested', 'createdAt', 'updatedAt',
+    ],
     properties: {
-      id: { type: 'string' }, ...WRITABLE,
+      // `role` is a way to write `roles`, never answered.
+      id: { type: 'string' }, ...withoutRole(WRITABLE),
       paused: { type: 'boolean' }, finished: { type: 'boolean', description: 'an at schedule after its turn' },
       stopped: { type: ['string', 'null'], enum: ['token-revoked', null], description: 'why the schedule stopped for good: token-revoked once the token that wrote it is revoked (it is kept; root can read and delete it)' },
       nextRunAt: { type: ['integer', 'null'], description: 'epoch seconds' },
-      inFlight: { type: ['object', 'null'], properties: { runId: { type: 'string' }, attempt: { type: 'integer' }, phase: { type: 'string', enum: ['calling', 'waiting', 'accepted'] }, startedAt: { type: 'integer' }, node: { type: 'string', description: 'the gateway node making the call' } } },
+      inFlight: { type: ['object', 'null'], required: ['runId', 'attempt', 'phase', 'startedAt', 'node'], properties: { runId: { type: 'string' }, attempt: { type: 'integer' }, phase: { type: 'string', enum: ['calling', 'waiting', 'accepted'] }, startedAt: { type: 'integer' }, node: { type: 'string', description: 'the gateway node making the call' } } },
       lastRun: { oneOf: [RUN_DOC, { type: 'null' }] },
       deferrals: { type: 'integer' }, token: { type: ['string', 'null'], description: 'name of the token that wrote it' },
       runRequested: {
         type: ['object', 'null'], description: 'a run now or replay waiting for the engine',
+        required: ['at', 'replayOf'],
         properties: { at: { type: 'integer', description: 'epoch seconds it was asked' }, replayOf: { type: ['string', 'null'], description: 'the run record replayed; null for a run now' } },
       },
       createdAt: { type: 'integer' }, updatedAt: { type: 'integer' },
