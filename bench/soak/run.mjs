@@ -45,8 +45,11 @@ const cfg = {
   idleMax: num('IDLE_MAX', 120, 0),
   headRate: num('HEAD_RATE', 20, 0),
   traffic: (env.TRAFFIC || 'varied').trim(),
+  clockRate: num('CLOCK_RATE', 0, 0),
+  clockStep: num('CLOCK_STEP', 5, 1),
   snapshots: (env.HEAP_SNAPSHOTS || '').split(',').map((s) => s.trim()).filter(Boolean).map(Number),
 };
+if (cfg.clockRate > 0 && cfg.clockRate < 1) die(`CLOCK_RATE=${cfg.clockRate}: 0 (the gateway on the wall clock) or at least 1 (gateway seconds a second)`);
 if (!['varied', 'same'].includes(cfg.traffic)) die(`TRAFFIC=${cfg.traffic}: expected varied or same`);
 if (cfg.warmup >= cfg.duration - 2 * cfg.sample) die(`WARMUP=${cfg.warmup} leaves too little of DURATION=${cfg.duration} to judge (at least two samples a half)`);
 for (const s of cfg.snapshots) if (!Number.isFinite(s) || s < 0 || s > cfg.duration) die(`HEAP_SNAPSHOTS: "${env.HEAP_SNAPSHOTS}" is not a list of seconds within DURATION`);
@@ -100,10 +103,12 @@ function gatewayPid(pgid) {
 
 // ---------------------------------------------------------------------------------------------- the gateway's side
 let CONTROL = '', SESSION = '';
+/** The harness's admin token once made: a session ends with its lifetime, which a moved test clock passes. */
+let ADMIN = '';
 async function api(method, p, body) {
   const r = await fetch(`${CONTROL}${p}`, {
     method,
-    headers: { cookie: SESSION, origin: CONTROL, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: { ...(ADMIN ? { authorization: `Bearer ${ADMIN}` } : { cookie: SESSION, origin: CONTROL }), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
     body: body !== undefined ? JSON.stringify(body) : undefined,
     signal: AbortSignal.timeout(30_000),
   });
@@ -114,6 +119,8 @@ async function api(method, p, body) {
 /** The routes, accounts and tokens the traffic needs, beside the proxy bench's `bench` route; returns the tokens. */
 async function configure(upstreamUrl) {
   const upstream = upstreamUrl.replace(/\/+$/, '');
+  ADMIN = (await api('POST', '/api/tokens', { name: 'soak-harness', kind: 'admin', account: 'root' })).token;
+  if (!ADMIN) die('POST /api/tokens: no token in the answer');
   await api('PUT', '/api/routes/jwt', {
     upstream, paths: ['/jwt'], stripPrefix: true, rule: { roles: ['staff'] }, identity: 'jwt',
     endpointRules: [{ method: 'GET', path: '/users/{user}/orders/{order}', roles: ['staff'] }, { method: '*', path: '/items/{id}', roles: ['staff'] }],
@@ -184,6 +191,30 @@ function headDriver(data, tokens, rate) {
   const done = rate > 0 ? loop() : Promise.resolve();
   return { counts, stop: async () => { stopped = true; await done; } };
 }
+/**
+ * With CLOCK_RATE, the gateway runs on its test clock (GATEWAY_CLOCK=manual), moved on by CLOCK_STEP seconds as
+ * often as makes CLOCK_RATE gateway seconds a second: what fills by time (the metrics' hour of intervals, the
+ * endpoint history's seventy minutes, the endpoint names' hour, the signing keys' rotation, retention) fills in
+ * minutes of load instead of hours. Returns the gateway seconds moved.
+ */
+function clockDriver(rate, step) {
+  const state = { moved: 0, refused: 0, stopped: false };
+  const loop = async () => {
+    const every = (step / rate) * 1000;
+    let due = Date.now();
+    while (!state.stopped) {
+      try {
+        const r = await fetch(`${CONTROL}/__clock/advance`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` }, body: JSON.stringify({ by: `PT${step}S` }), signal: AbortSignal.timeout(10_000) });
+        await r.arrayBuffer();
+        if (r.status === 200) state.moved += step; else state.refused++;
+      } catch { state.refused++; }
+      due += every;
+      await sleep(Math.max(0, due - Date.now()));
+    }
+  };
+  const done = rate > 0 ? loop() : Promise.resolve();
+  return { state, stop: async () => { state.stopped = true; await done; } };
+}
 function agentLines(file) {
   try { return JSON.parse(fs.readFileSync(file, 'utf8')).lines; } catch { return 0; }
 }
@@ -203,7 +234,7 @@ async function main() {
     cpu: cfg.proxyCpu,
     extraEnv: {
       BENCH_UPSTREAM: upstreamUrl, BENCH_PORT: String(ports[0]), BENCH_HOST: '127.0.0.1', BENCH_STDOUT: fifo,
-      BENCH_ACCESS_LOG: 'on', BENCH_GATEWAY_ENV: JSON.stringify({ GATEWAY_METRICS: 'on' }),
+      BENCH_ACCESS_LOG: 'on', BENCH_GATEWAY_ENV: JSON.stringify({ GATEWAY_METRICS: 'on', ...(cfg.clockRate > 0 ? { GATEWAY_CLOCK: 'manual' } : {}) }),
       MEERKAT_START_TIMEOUT: startTimeout, MEERKAT_NODE_ARGS: nodeArgs,
     },
   });
@@ -261,6 +292,8 @@ async function main() {
   t0 = Date.now(); cpu0 = cpuSeconds(gw.pid);
   const w = start('wrk-soak', cfg.wrkBin, args, { cpu: cfg.loadCpu });
   const heads = headDriver(data, tokens, cfg.traffic === 'varied' ? cfg.headRate : 0);
+  const clock = clockDriver(cfg.clockRate, cfg.clockStep);
+  if (cfg.clockRate > 0) log(`test clock: moved on by ${cfg.clockStep} s every ${fmt(cfg.clockStep / cfg.clockRate, 2)} s of load (${cfg.clockRate} gateway seconds a second)`);
   log(`load: wrk -t${cfg.threads} -c${cfg.conns} -d${cfg.duration}s -s soak.lua, traffic ${cfg.traffic}; a sample every ${cfg.sample}s`);
   const killer = setTimeout(() => { try { process.kill(-w.pid, 'SIGKILL'); } catch {} }, (cfg.duration + 30) * 1000);
   const snapshots = [];
@@ -292,6 +325,7 @@ async function main() {
   }
   clearTimeout(killer);
   await heads.stop();
+  await clock.stop();
   forget(w);
   const text = fs.readFileSync(w.logFile, 'utf8');
   if (w.code !== 0) die(`wrk failed (exit ${w.code}):\n${text.slice(-1500)}`);
@@ -315,6 +349,7 @@ async function main() {
   }
   const obs = await observers();
   wrk.heads = heads.counts;
+  wrk.clock = clock.state;
   report({ samples, wrk, obs, loadEnd, snapshots, threadsIdle, threadsEnd: threadNames(pid), pid, wrkV, upstreamUrl, upstreamPgid: upstreamProc.pid });
   if (snapshots.length) { cfg.keepTmp = true; log(`heap snapshots kept: ${snapshots.map((s) => s.file).join(' ')}`); }
 }
@@ -383,6 +418,7 @@ function report({ samples, wrk, obs, loadEnd, snapshots, threadsIdle, threadsEnd
     + (cfg.pin ? `gateway on cpu ${cfg.proxyCpu}, upstream + agent + wrk on cpu ${cfg.loadCpu}` : 'no pinning') + `; upstream ${upstreamUrl}`);
   out.push(`answers: ${wrk.requests} in ${cfg.duration}s (${fmt(wrk.rps, 0)} req/s), non-2xx ${wrk.non2xx}, socket errors ${wrk.sockErrors}, p50 ${wrk.p50}, p99 ${wrk.p99}`
     + (wrk.heads.sent ? `; HEAD from the harness ${wrk.heads.sent} (${Object.entries(wrk.heads.byStatus).map(([k, n]) => `${k}: ${n}`).join(', ')}${wrk.heads.errors ? `, errors ${wrk.heads.errors}` : ''})` : ''));
+  if (cfg.clockRate > 0) out.push(`test clock: the gateway's clock moved ${fmt(wrk.clock.moved / 3600, 2)} h during the ${cfg.duration} s of load (${wrk.clock.moved} s in steps of ${cfg.clockStep} s${wrk.clock.refused ? `; ${wrk.clock.refused} steps refused or lost` : ''})`);
   const last = samples.filter((s) => s.phase !== 'idle').at(-1);
   if (last) out.push(`answers by class (the script's count): 2xx ${last.s2xx}, 4xx ${last.s4xx} (404 ${last.s404}), 5xx ${last.s5xx}; access lines the agent read ${last.lines}, dropped by the gateway ${obs.dropped}`);
   out.push(`metrics: endpoints listed per route ${Object.entries(obs.routes).map(([r, x]) => `${r} ${x.endpoints} (deduced ${x.deduced}${x.other ? ', with (other)' : ''})`).join(', ')}; last minute ${obs.minute?.requests ?? '?'} requests`);
