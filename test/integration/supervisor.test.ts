@@ -85,6 +85,19 @@ test('a worker that dies rejects every call it held, is restarted with backoff, 
   await assert.rejects(actor.call('echo', { value: 'x' }), (err: unknown) => err instanceof GatewayError && err.code === 'actor.unavailable');
 });
 
+test('an actor\'s young generation is bounded: a flow of garbage does not grow it past a few MB', async () => {
+  const { actor } = host();
+  await actor.start();
+  try {
+    const { youngMb, newSpaceMb } = await actor.call('limits', null);
+    assert.equal(youngMb, 8);
+    // V8's own bound for an isolate is 48 MB (16 MB semi-spaces); the actor's stays within its 8.
+    assert.ok(newSpaceMb <= 8, `young generation ${newSpaceMb} MB`);
+  } finally {
+    await actor.stop();
+  }
+});
+
 test('an actor whose start-up throws fails start() with its name and the reason, without looping', async () => {
   const { actor } = host({ init: () => ({ failStart: true }) });
   await assertStartFails(actor, /^the actor "hold" could not start: its start-up failed: told to fail at start$/);
