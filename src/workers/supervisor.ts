@@ -17,9 +17,10 @@ const BACKLOG_RETRY_MS = 20;
 
 /**
  * Each actor's young generation, in MB. V8 gives every isolate up to 48 MB of it and an isolate
- * grows towards that under a steady flow of short-lived objects (batches of samples, chunks of
- * lines): with a dozen actors that was most of the process's memory after hours of load, though
- * none of it was live (bench/soak). An actor's garbage is small and its scavenges cheap.
+ * grows towards that while objects outlive a scavenge (batches of samples, chunks of lines held
+ * for milliseconds): over hours of load the actors' young generations added tens of MB to the
+ * process, none of it live (bench/RESULTS.md, "Memory over gateway hours"). An actor's garbage
+ * is small and its scavenges cheap.
  */
 const ACTOR_YOUNG_GENERATION_MB = 8;
 
