@@ -193,17 +193,15 @@ test('organisations and both vaults: create, replace, read, list, delete; refusa
   await expect(200, root.put('/api/organisations/acme', { name: 'Acme Ltd', hours: null }));
   await expect(200, root.get('/api/organisations'));
   await expect(200, root.get('/api/organisations/acme'));
-  await expect(201, root.put('/api/organisations/acme/vault/api_key', { value: 'acme-secret' }));
-  await expect(204, root.put('/api/organisations/acme/vault/api_key', { value: 'acme-secret-2' }));
-  await expect(200, root.get('/api/organisations/acme/vault'));
-  await expect(204, root.del('/api/organisations/acme/vault/api_key'));
-  await expect(404, root.del('/api/organisations/acme/vault/api_key'));
+  // Each vault: an entry written, replaced, listed, deleted, and deleted again.
+  for (const [vault, entry] of [['/api/organisations/acme/vault', 'api_key'], ['/api/vault', 'stripe_key']] as const) {
+    await expect(201, root.put(`${vault}/${entry}`, { value: 'secret-1' }));
+    await expect(204, root.put(`${vault}/${entry}`, { value: 'secret-2' }));
+    await expect(200, root.get(vault));
+    await expect(204, root.del(`${vault}/${entry}`));
+    await expect(404, root.del(`${vault}/${entry}`));
+  }
   await expect(404, root.get('/api/organisations/nowhere/vault'));
-  await expect(201, root.put('/api/vault/stripe_key', { value: 'sk-test' }));
-  await expect(204, root.put('/api/vault/stripe_key', { value: 'sk-test-2' }));
-  await expect(200, root.get('/api/vault'));
-  await expect(204, root.del('/api/vault/stripe_key'));
-  await expect(404, root.del('/api/vault/stripe_key'));
   await expect(400, root.put('/api/vault/bad_value', { value: 'line\nbreak' }));
   await expect(201, root.put('/api/organisations/scratch', { name: 'Scratch' }));
   await expect(204, root.del('/api/organisations/scratch'));
