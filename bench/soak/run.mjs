@@ -195,7 +195,7 @@ function headDriver(data, tokens, rate) {
  * With CLOCK_RATE, the gateway runs on its test clock (GATEWAY_CLOCK=manual), moved on by CLOCK_STEP seconds as
  * often as makes CLOCK_RATE gateway seconds a second: what fills by time (the metrics' hour of intervals, the
  * endpoint history's seventy minutes, the endpoint names' hour, the signing keys' rotation, retention) fills in
- * minutes of load instead of hours. Returns the gateway seconds moved.
+ * minutes of load instead of hours. `state.moved` counts the gateway seconds moved; `stop()` ends the moves.
  */
 function clockDriver(rate, step) {
   const state = { moved: 0, refused: 0, stopped: false };

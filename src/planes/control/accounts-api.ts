@@ -5,7 +5,7 @@ import type { AccountView } from '../../actors/config/messages.ts';
 import type { GatewayContext } from '../context.ts';
 import { callerOf, type Principal } from '../principal.ts';
 import { requireCapability } from './auth.ts';
-import { idParam, notFound, STRINGS, WRITE_REFUSALS } from './resource-docs.ts';
+import { idParam, listOf, notFound, STRINGS, WRITE_REFUSALS } from './resource-docs.ts';
 
 const CAPABILITY = 'app-admin';
 const ACCOUNT = {
@@ -52,7 +52,7 @@ export function addAccountsApi(router: Router<Principal>, gw: GatewayContext): v
 
   router.add('GET', '/api/accounts', {
     summary: 'List accounts', tags: ['accounts'], auth: 'session',
-    responses: { 200: { description: 'every account, by name', schema: { type: 'object', required: ['accounts'], properties: { accounts: { type: 'array', items: ACCOUNT } } } } },
+    responses: { 200: { description: 'every account, by name', schema: listOf('accounts', ACCOUNT) } },
   }, (ctx) => {
     requireCapability(ctx.principal, CAPABILITY);
     const accounts = [...view().accountsById.values()].sort((a, b) => a.name.localeCompare(b.name)).map(accountBody);

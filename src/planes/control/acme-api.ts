@@ -11,7 +11,7 @@ import type { GatewayContext } from '../context.ts';
 import { callerOf, type Principal } from '../principal.ts';
 import { requireLicensed } from '../edition.ts';
 import { requireCapability } from './auth.ts';
-import { idParam, notFound, seconds, TIMES, WRITE_REFUSALS } from './resource-docs.ts';
+import { idParam, listOf, notFound, seconds, TIMES, WRITE_REFUSALS } from './resource-docs.ts';
 import { GatewayError } from '../../http/errors.ts';
 import { SEALED } from '../../core/tls/acme-authority.ts';
 
@@ -95,7 +95,7 @@ export function addAcmeApi(router: Router<Principal>, gw: GatewayContext): void 
 
   router.add('GET', BASE, {
     summary: 'List the ACME authorities (licensed edition)', tags: TAGS, auth: 'session',
-    responses: { 200: { description: 'authorities', schema: { type: 'object', required: ['authorities'], properties: { authorities: { type: 'array', items: AUTHORITY } } } }, 403: { description: 'capability, or licensed-edition' } },
+    responses: { 200: { description: 'authorities', schema: listOf('authorities', AUTHORITY) }, 403: { description: 'capability, or licensed-edition' } },
   }, async (ctx) => {
     allowed(ctx.principal);
     return { body: { authorities: (await gw.certs.call('acme.authority.list', null)).map(body) } };

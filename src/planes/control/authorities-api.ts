@@ -4,7 +4,7 @@ import type { AuthorityRecord } from '../../actors/config/messages.ts';
 import type { GatewayContext } from '../context.ts';
 import { callerOf, type Principal } from '../principal.ts';
 import { requireCapability } from './auth.ts';
-import { idParam, notFound, STRINGS, WRITE_REFUSALS } from './resource-docs.ts';
+import { idParam, listOf, notFound, STRINGS, WRITE_REFUSALS } from './resource-docs.ts';
 
 const CAPABILITY = 'infra-admin';
 const TAGS = ['tls'];
@@ -55,7 +55,7 @@ export function addAuthoritiesApi(router: Router<Principal>, gw: GatewayContext)
 
   router.add('GET', '/api/trusted-authorities', {
     summary: 'List the trusted authorities', tags: TAGS, auth: 'session',
-    responses: { 200: { description: 'every authority added, by name', schema: { type: 'object', required: ['authorities'], properties: { authorities: { type: 'array', items: AUTHORITY } } } }, 401: WRITE_REFUSALS[401], 403: WRITE_REFUSALS[403] },
+    responses: { 200: { description: 'every authority added, by name', schema: listOf('authorities', AUTHORITY) }, 401: WRITE_REFUSALS[401], 403: WRITE_REFUSALS[403] },
   }, async (ctx) => {
     requireCapability(ctx.principal, CAPABILITY);
     return { body: { authorities: (await gw.config.call('authority.list', null)).map(authorityBody) } };

@@ -4,7 +4,7 @@ import type { OrganisationView } from '../../core/model.ts';
 import type { GatewayContext } from '../context.ts';
 import { callerOf, type Principal } from '../principal.ts';
 import { requireCapability } from './auth.ts';
-import { idParam, notFound, STRINGS, WRITE_REFUSALS } from './resource-docs.ts';
+import { idParam, listOf, notFound, STRINGS, WRITE_REFUSALS } from './resource-docs.ts';
 
 const CAPABILITY = 'app-admin';
 const HOURS = {
@@ -34,7 +34,7 @@ export function addOrganisationsApi(router: Router<Principal>, gw: GatewayContex
 
   router.add('GET', '/api/organisations', {
     summary: 'List organisations', tags: ['organisations'], auth: 'session',
-    responses: { 200: { description: 'every organisation', schema: { type: 'object', required: ['organisations'], properties: { organisations: { type: 'array', items: ORGANISATION } } } } },
+    responses: { 200: { description: 'every organisation', schema: listOf('organisations', ORGANISATION) } },
   }, (ctx) => {
     requireCapability(ctx.principal, CAPABILITY);
     return { body: { organisations: [...gw.config.view.organisations.values()].map(body) } };

@@ -9,6 +9,11 @@ export const TIMES: Record<string, Schema> = {
   updatedAt: { type: 'integer', description: 'epoch seconds' },
 };
 
+/** The answer of a list endpoint: `{ <key>: [item, ...] }`, the list always there. */
+export function listOf(key: string, item: Schema): Schema {
+  return { type: 'object', required: [key], properties: { [key]: { type: 'array', items: item } } };
+}
+
 export const seconds = (ms: number): number => Math.floor(ms / 1000);
 
 /** Standard refusals every write can give (the OpenAPI document lists them). */

@@ -3,7 +3,7 @@ import { parseRole } from '../../core/roles/role-input.ts';
 import type { GatewayContext } from '../context.ts';
 import { callerOf, type Principal } from '../principal.ts';
 import { requireCapability } from './auth.ts';
-import { idParam, notFound, STRINGS, WRITE_REFUSALS } from './resource-docs.ts';
+import { idParam, listOf, notFound, STRINGS, WRITE_REFUSALS } from './resource-docs.ts';
 
 const CAPABILITY = 'app-admin';
 const ROLE = {
@@ -20,7 +20,7 @@ export function addRolesApi(router: Router<Principal>, gw: GatewayContext): void
 
   router.add('GET', '/api/roles', {
     summary: 'The roles catalogue', tags: ['roles'], auth: 'session',
-    responses: { 200: { description: 'every role', schema: { type: 'object', required: ['roles'], properties: { roles: { type: 'array', items: ROLE } } } } },
+    responses: { 200: { description: 'every role', schema: listOf('roles', ROLE) } },
   }, (ctx) => {
     requireCapability(ctx.principal, CAPABILITY);
     return { body: { roles: [...gw.config.view.rolesByName.keys()].map((n) => body(n)) } };

@@ -4,7 +4,7 @@ import type { RouteRecord } from '../../actors/config/messages.ts';
 import type { GatewayContext } from '../context.ts';
 import { callerOf, type Principal } from '../principal.ts';
 import { requireCapability } from './auth.ts';
-import { idParam, notFound, seconds, STRINGS, TIMES, WRITE_REFUSALS } from './resource-docs.ts';
+import { idParam, listOf, notFound, seconds, STRINGS, TIMES, WRITE_REFUSALS } from './resource-docs.ts';
 
 const CAPABILITY = 'infra-admin';
 
@@ -50,7 +50,7 @@ export function routeBody(r: RouteRecord) {
 export function addRoutesApi(router: Router<Principal>, gw: GatewayContext): void {
   router.add('GET', '/api/routes', {
     summary: 'List routes', tags: ['routes'], auth: 'session',
-    responses: { 200: { description: 'every route, by id', schema: { type: 'object', required: ['routes'], properties: { routes: { type: 'array', items: ROUTE } } } }, 401: WRITE_REFUSALS[401], 403: WRITE_REFUSALS[403] },
+    responses: { 200: { description: 'every route, by id', schema: listOf('routes', ROUTE) }, 401: WRITE_REFUSALS[401], 403: WRITE_REFUSALS[403] },
   }, async (ctx) => {
     requireCapability(ctx.principal, CAPABILITY);
     return { body: { routes: (await gw.config.call('route.list', null)).map(routeBody) } };

@@ -12,7 +12,7 @@ import type { GatewayContext } from '../context.ts';
 import { callerOf, type Principal } from '../principal.ts';
 import { requireCapability } from './auth.ts';
 import { requireLicensed } from '../edition.ts';
-import { idParam, notFound, seconds, STRINGS, WRITE_REFUSALS } from './resource-docs.ts';
+import { idParam, listOf, notFound, seconds, STRINGS, WRITE_REFUSALS } from './resource-docs.ts';
 
 const TAGS = ['tls'];
 const PLANES_SCHEMA = { type: 'array', items: { type: 'string', enum: ['console', 'app', 'internal'] } } as const;
@@ -72,7 +72,7 @@ export function addTlsApi(router: Router<Principal>, gw: GatewayContext): void {
 
   router.add('GET', '/api/certificates', {
     summary: 'List the certificates, with their placements and expiry countdown', tags: TAGS, auth: 'session',
-    responses: { 200: { description: 'certificates', schema: { type: 'object', required: ['certificates'], properties: { certificates: { type: 'array', items: CERTIFICATE } } } } },
+    responses: { 200: { description: 'certificates', schema: listOf('certificates', CERTIFICATE) } },
   }, (ctx) => {
     requireCapability(ctx.principal, 'infra-admin');
     return { body: { certificates: [...gw.certs.view.records.values()].map((r) => certificateBody(gw, r)) } };

@@ -45,6 +45,8 @@ const SETTINGS_SCHEMA = {
 } as const;
 
 const PLANE_PARAM = { plane: { type: 'string', enum: TLS_PLANES } } as const;
+/** Doors are declared for the planes with public names: the internal plane has none. */
+const DOOR_PLANES: readonly DoorPlane[] = ['console', 'app'];
 
 function planeParam(raw: string | undefined): TlsPlane {
   if (!TLS_PLANES.includes(raw as TlsPlane)) throw invalidField('plane', 'The plane is console, app or internal.');
@@ -112,7 +114,7 @@ export function addTlsSettingsApi(router: Router<Principal>, gw: GatewayContext)
 
   router.add('PUT', '/api/settings/tls/doors/{plane}', {
     summary: 'Who serves the plane\'s public names: the gateway, or a proxy in front; audited tls.door', tags: TAGS, auth: 'session',
-    schemas: { plane: { type: 'string', enum: ['console', 'app'], description: 'doors are declared for the console and app planes; the internal plane has no public names' } },
+    schemas: { plane: { type: 'string', enum: DOOR_PLANES, description: 'doors are declared for the console and app planes; the internal plane has no public names' } },
     description: 'names: one host name each (no scheme, port, path, IP address or wildcard), a name belongs to one plane; served by the gateway, each needs a certificate placed on the plane. proxyAddresses: CIDR ranges or addresses whose X-Forwarded-For and X-Forwarded-Proto are believed (empty: loopback and private ranges). The first application name makes the issuer of every signed identity (https://<name>).',
     body: {
       type: 'object', required: ['proxied'],
@@ -121,9 +123,8 @@ export function addTlsSettingsApi(router: Router<Principal>, gw: GatewayContext)
     responses: { 200: { description: 'saved; the settings', schema: SETTINGS_SCHEMA }, ...WRITE_REFUSALS, 409: { description: 'tls.session-would-drop: the change would make this console session be seen as plain HTTP' } },
   }, async (ctx) => {
     requireCapability(ctx.principal, 'infra-admin');
-    const raw = ctx.params.plane;
-    if (raw !== 'console' && raw !== 'app') throw invalidField('plane', 'Doors are declared for the console and app planes.');
-    const plane: DoorPlane = raw;
+    const plane = ctx.params.plane as DoorPlane;
+    if (!DOOR_PLANES.includes(plane)) throw invalidField('plane', 'Doors are declared for the console and app planes.');
     const door = checkDoor(((await ctx.json()) ?? {}) as Record<string, unknown>);
     if (plane === 'console' && ctx.principal.kind === 'session') {
       // Spec 1.2 rule 14: the operator's own session must not end up seen as plain HTTP.

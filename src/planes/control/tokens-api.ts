@@ -4,7 +4,7 @@ import type { TokenRecord } from '../../actors/config/messages.ts';
 import type { GatewayContext } from '../context.ts';
 import { callerOf, type Principal } from '../principal.ts';
 import { requireCapability } from './auth.ts';
-import { idParam, notFound, seconds, STRINGS, WRITE_REFUSALS } from './resource-docs.ts';
+import { idParam, listOf, notFound, seconds, STRINGS, WRITE_REFUSALS } from './resource-docs.ts';
 
 const TOKEN = {
   type: 'object',
@@ -38,7 +38,7 @@ export function addTokensApi(router: Router<Principal>, gw: GatewayContext): voi
 
   router.add('GET', '/api/tokens', {
     summary: 'List tokens (never their secrets)', tags: ['tokens'], auth: 'session',
-    responses: { 200: { description: 'every token, revoked ones included', schema: { type: 'object', required: ['tokens'], properties: { tokens: { type: 'array', items: TOKEN } } } } },
+    responses: { 200: { description: 'every token, revoked ones included', schema: listOf('tokens', TOKEN) } },
   }, async (ctx) => {
     requireCapability(ctx.principal, 'root');
     return { body: { tokens: (await gw.config.call('token.list', null)).map(tokenBody) } };

@@ -4,7 +4,7 @@ import type { VaultRecord } from '../../actors/config/messages.ts';
 import type { GatewayContext } from '../context.ts';
 import { callerOf, type Principal } from '../principal.ts';
 import { requireCapability } from './auth.ts';
-import { idParam, notFound, seconds, WRITE_REFUSALS } from './resource-docs.ts';
+import { idParam, listOf, notFound, seconds, WRITE_REFUSALS } from './resource-docs.ts';
 
 const ENTRY = {
   type: 'object',
@@ -52,7 +52,7 @@ export function addVaultApi(router: Router<Principal>, gw: GatewayContext): void
 
     router.add('GET', base, {
       summary: `List ${scopeText} vault names`, tags, auth: 'session',
-      responses: { 200: { description: 'names, never values', schema: { type: 'object', required: ['entries'], properties: { entries: { type: 'array', items: ENTRY } } } } },
+      responses: { 200: { description: 'names, never values', schema: listOf('entries', ENTRY) } },
     }, async (ctx) => {
       const organisation = scopeOf(ctx.principal, ctx.params);
       return { body: { entries: (await gw.config.call('vault.list', { organisation })).map(entryBody) } };
