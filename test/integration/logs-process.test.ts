@@ -245,7 +245,7 @@ test('standard output stalls: every request is still answered, access lines are 
   try {
     const root = await signInAdmin(gw.urls.control!);
     assertStatus(await root.put('/api/settings/logs', { accessLog: true }), 200, 'switch on');
-    // Long paths make long lines: the pipe (about 64 KiB) and then the shipper's bounded buffer fill
+    // Long paths make long lines: the pipe (about 64 KiB) and then the shipper's bounded ring fill
     // with thousands of requests rather than tens of thousands.
     const filler = 'x'.repeat(2000);
     let slowest = 0;
@@ -272,11 +272,11 @@ test('standard output stalls: every request is still answered, access lines are 
       const a = assertStatus(await root.get('/api/settings/logs'), 200, 'settings');
       return a.json.droppedRecords.access as number;
     };
-    // Bounded: 8 Mi characters waiting is about 4,000 of these lines; 20,000 requests is five times that.
-    while ((await dropped()) === 0 && sent < 20_000) await burst(1000);
+    // Bounded: 32 MiB waiting is about 16,000 of these lines; 40,000 requests is more than twice that.
+    while ((await dropped()) === 0 && sent < 40_000) await burst(1000);
     const lost = await dropped();
     assert.ok(lost > 0, `access lines dropped and counted after ${sent} requests`);
-    assert.ok(sent >= 2000, `${sent} requests: the pipe alone did not make the gateway drop`);
+    assert.ok(sent >= 15_000, `${sent} requests: the gateway held about 32 MiB of lines before it dropped`);
     // Dropping, the gateway still answers at once on both planes.
     await burst(500);
     assert.ok((await dropped()) >= lost);

@@ -239,3 +239,27 @@ test('pieces of several lines are counted as their lines: written, waiting and d
   await w.idle();
   assert.deepEqual(troubles.map((x) => [x.event, x.detail.dropped ?? x.detail.waiting]), [['dropping', 4], ['flowing', 3]]);
 });
+
+test('bytes are written as they lie, in order with text, and released once written; dropped ones counted as their lines', async (t) => {
+  const p = pipe(t);
+  const w = new FdWriter(p.writeFd);
+  const released: string[] = [];
+  const bytes = (s: string) => new TextEncoder().encode(s);
+  w.push('t1');
+  w.pushBytes(bytes('b1\nb2\n'), () => released.push('b1'));
+  w.pushLines('t2\nt3', 2);
+  w.pushBytes(bytes('b3\n'), () => released.push('b3'));
+  assert.equal(w.waiting, 3, 'text lines waiting');
+  await w.idle();
+  assert.equal(p.read(), 't1\nb1\nb2\nt2\nt3\nb3\n');
+  assert.deepEqual(released, ['b1', 'b3']);
+  assert.equal(w.written, 3, 'text lines written');
+  // A reader that went away: bytes queued and bytes pushed after are dropped, counted, and released.
+  p.closeReader();
+  w.push('lost');
+  w.pushBytes(bytes('l1\nl2\n'), () => released.push('l1'));
+  await w.idle();
+  w.pushBytes(bytes('l3\n'), () => released.push('l3'));
+  assert.equal(w.dropped, 4);
+  assert.deepEqual(released, ['b1', 'b3', 'l1', 'l3']);
+});

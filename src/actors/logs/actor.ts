@@ -3,6 +3,7 @@ import { runActor } from '../../workers/actor-runtime.ts';
 import { accessAgent, accessLine, appAgent, appLine, jsonLine, logResource } from '../../log/format.ts';
 import type { AccessEntry } from '../../log/access.ts';
 import type { LogRecord } from '../../log/record.ts';
+import { ByteRingReader } from '../../workers/byte-ring.ts';
 import { FdWriter } from './fd-writer.ts';
 import { logPush, type LogPush } from './push.ts';
 import type { LogCalls, LogInit, LogMode, LogTells } from './messages.ts';
@@ -52,6 +53,23 @@ runActor<LogInit, LogCalls, never, LogTells>(async (init, ctx) => {
   };
   if (mode === 'otlp') startPush();
 
+  // Access lines made on the main thread: taken from the ring as they land, written without a
+  // copy, and released once written. The main thread writes them only in a mode this side is in.
+  const ring = new ByteRingReader(init.lines);
+  let stopped = false;
+  const takeLines = (): void => {
+    for (let region = ring.take(); region !== null; region = ring.take()) {
+      const taken = region;
+      out.pushBytes(taken.bytes, () => ring.release(taken));
+    }
+  };
+  const pump = (): void => {
+    if (stopped) return;
+    takeLines();
+    void ring.wait().then(pump);
+  };
+  pump();
+
   const hold = (batch: { app: readonly LogRecord[] } | { access: readonly AccessEntry[] }, size: number, kind: 'app' | 'access') => {
     if (heldCount + size > HOLD_MAX) {
       heldDropped = { ...heldDropped, [kind]: heldDropped[kind] + size };
@@ -84,11 +102,11 @@ runActor<LogInit, LogCalls, never, LogTells>(async (init, ctx) => {
     told: {
       'log.app': app,
       'log.access': access,
-      // Made for standard output in the mode in force: only sent while this side is in it too.
-      'log.lines': (chunks) => { for (const c of chunks) out.pushLines(c.text, c.count); },
     },
     handlers: {
       'output.set': async ({ mode: next }) => {
+        // Lines made in the mode in force go out before those of the next.
+        takeLines();
         if (next === mode) return null;
         if (next === 'otlp') startPush();
         else if (mode === 'otlp') await stopPush();
@@ -105,16 +123,19 @@ runActor<LogInit, LogCalls, never, LogTells>(async (init, ctx) => {
             app: pastDrops.app + live.app + err.dropped + heldDropped.app,
             access: pastDrops.access + live.access + out.dropped + heldDropped.access,
           },
-          queued: (push?.queued() ?? 0) + out.waiting + err.waiting + heldCount,
+          queued: (push?.queued() ?? 0) + out.waiting + err.waiting + heldCount + ring.lines(),
         };
       },
       settle: async () => {
+        takeLines();
         await push?.flush();
         await Promise.all([out.idle(), err.idle()]);
         return null;
       },
     },
     stop: async () => {
+      stopped = true;
+      takeLines();
       // Stopped before the configuration said a mode (a boot that failed): the startup format.
       if (mode === null) {
         mode = 'startup';

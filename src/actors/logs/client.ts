@@ -5,10 +5,11 @@
  * parts say while they start and stop is written.
  *
  * Access entries for standard output are gathered here for 10 ms, made into their lines in one
- * loop, and cross to the worker as one string: copying an object between threads costs more than
- * making it into the line it becomes anyway, one string crosses as one copy, and lines made in a
- * batch cost less than a line made at each exchange's end (bench/observe measured each). Records
- * pushed to the collector, and every entry while the mode is unknown or changing, cross as they are.
+ * loop, and written as one chunk into a ring of shared memory the shipper writes out from: lines
+ * made in a batch cost less than a line made at each exchange's end, and a chunk in shared memory
+ * less than the same text in a message, copied on both sides (bench/observe measured each). A ring
+ * without room (standard output stalled) drops the chunk and counts its lines. Records pushed to
+ * the collector, and every entry while the mode is unknown or changing, cross as they are.
  */
 import type { Clock } from '../../clock/clock.ts';
 import type { Logger } from '../../log/logger.ts';
@@ -19,12 +20,23 @@ import { accessAgent, accessLines, jsonLine, logResource, type LogResource } fro
 import { ActorHost } from '../../workers/supervisor.ts';
 import { Gatherer } from '../../workers/gather.ts';
 import { siblingModule } from '../../workers/spawn.ts';
-import type { LineChunk, LogCalls, LogInit, LogMode, LogTells, ShipperState } from './messages.ts';
+import { byteRingMemory, ByteRingWriter } from '../../workers/byte-ring.ts';
+import type { LogCalls, LogInit, LogMode, LogTells, ShipperState } from './messages.ts';
 
-/** Access lines go out every LINES_MS, or at LINES_MAX waiting; LINE_CHUNKS of them wait at most for a (re)starting shipper. */
+/** Access lines go out every LINES_MS, or at LINES_MAX waiting. */
 const LINES_MS = 10;
 const LINES_MAX = 2_000;
-const LINE_CHUNKS = 500;
+/**
+ * Bytes of access lines waiting at most for standard output, about four seconds of them at full load:
+ * a reader that stalls longer costs lines, counted, never the gateway's memory.
+ */
+const RING_BYTES = 32 * 1024 * 1024;
+
+/** A chunk of access lines, made in the mode in force (startup format or agent objects), joined by newlines. */
+interface LineChunk {
+  readonly text: string;
+  readonly count: number;
+}
 
 export interface LogShipperOptions {
   readonly log: Logger;
@@ -53,11 +65,17 @@ export class LogShipperClient {
   /** Entries waiting for the next chunk, all of the mode in force (a mode change flushes them first). */
   #entries: AccessEntry[] = [];
   readonly #gather: Gatherer<LineChunk>;
-  /** Access lines lost on this side: their chunk found the queue full. */
+  readonly #ring = byteRingMemory(RING_BYTES);
+  readonly #lines = new ByteRingWriter(this.#ring);
+  /** Access lines lost on this side: their chunk found the ring full. */
   #linesDropped = 0;
+  /** `#linesDropped` when the current episode of dropping began; null while lines flow. */
+  #droppedBefore: number | null = null;
+  readonly #log: Logger;
 
   constructor(opts: LogShipperOptions) {
     this.#format = opts.format;
+    this.#log = opts.log;
     this.#resource = logResource(opts.version, opts.node);
     this.host = new ActorHost<LogCalls, LogInit, never, LogTells>({
       name: 'logs',
@@ -65,14 +83,14 @@ export class LogShipperClient {
       // A restarted shipper resumes the mode in force, not the one it started with.
       init: () => ({
         format: opts.format, mode: this.#mode, stdoutFd: opts.stdoutFd, stderrFd: opts.stderrFd,
-        node: opts.node, version: opts.version, otlpEndpoint: opts.otlpEndpoint,
+        node: opts.node, version: opts.version, otlpEndpoint: opts.otlpEndpoint, lines: this.#ring,
       }),
       log: opts.log,
       clock: opts.clock,
       onEvent: () => {},
-      // Tens of thousands of access records a second at full load: room for a second of them,
-      // sent every 10 ms rather than each turn.
-      oneWay: { capacity: 50_000, batch: 1_000, flushMs: LINES_MS, capacityOf: { 'log.lines': LINE_CHUNKS } },
+      // Tens of thousands of access records a second at full load (to the collector): room for a
+      // second of them, sent every 10 ms rather than each turn.
+      oneWay: { capacity: 50_000, batch: 1_000, flushMs: LINES_MS },
       beforeSend: () => this.#gather.flush(),
     });
     this.#gather = new Gatherer<LineChunk>({
@@ -86,8 +104,23 @@ export class LogShipperClient {
           : accessLines(entries, this.#format);
         return { text, count: entries.length };
       },
-      tell: (chunk) => { if (!this.host.tell('log.lines', chunk)) this.#linesDropped += chunk.count; },
+      tell: (chunk) => this.#write(chunk),
     });
+  }
+
+  #write(chunk: LineChunk): void {
+    if (this.#lines.write(chunk.text)) {
+      if (this.#droppedBefore !== null) {
+        this.#log.info('standard output takes lines again', { dropped: this.#linesDropped - this.#droppedBefore });
+        this.#droppedBefore = null;
+      }
+      return;
+    }
+    if (this.#droppedBefore === null) {
+      this.#droppedBefore = this.#linesDropped;
+      this.#log.warn('standard output is not taking lines fast enough; access lines are dropped and counted', { limitBytes: RING_BYTES });
+    }
+    this.#linesDropped += chunk.count;
   }
 
   start(): Promise<void> { return this.host.start(); }

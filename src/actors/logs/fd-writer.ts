@@ -4,14 +4,29 @@
  * log agent that fell behind) blocks neither the main thread nor this worker. What waits is
  * bounded; past the bound lines are dropped and counted, never held without end. Nothing is
  * written to a file of the gateway's own: the runtime rotates what the descriptors lead to.
+ *
+ * Lines come as text, or as bytes already encoded with their newlines (a region of the access
+ * log's shared ring): those are written as they are, without a copy, and released once written.
+ * Their bound is the ring's own.
  */
 import { write } from 'node:fs';
+import { countLines } from '../../workers/byte-ring.ts';
 
 export interface FdWriterOptions {
   /** Characters waiting at most (default 8 Mi): a proxy for bytes, measured without encoding. */
   readonly capacity?: number;
   /** Told once when lines start being dropped, and once when they flow again. */
   readonly onTrouble?: (event: 'dropping' | 'flowing' | 'closed', detail: Record<string, unknown>) => void;
+}
+
+interface Text {
+  readonly text: string;
+  readonly count: number;
+}
+
+interface Bytes {
+  readonly bytes: Uint8Array;
+  readonly written: () => void;
 }
 
 /** A non-blocking descriptor with a full pipe: tried again after this long. */
@@ -21,16 +36,17 @@ export class FdWriter {
   readonly #fd: number;
   readonly #capacity: number;
   readonly #onTrouble: FdWriterOptions['onTrouble'];
-  /** Pieces waiting: a line, or several joined by newlines. */
-  #lines: string[] = [];
-  /** Lines in those pieces. */
+  /** Pieces waiting: a line, or several joined by newlines, or bytes with their newlines. */
+  #lines: Array<Text | Bytes> = [];
+  /** Lines in the text pieces. */
   #waiting = 0;
+  /** Characters in the text pieces. */
   #size = 0;
   #writing = false;
   #closed = false;
   /** Lines dropped since start (full, or the reader went away). */
   dropped = 0;
-  /** Lines written since start. */
+  /** Text lines written since start (bytes are counted where they were made). */
   written = 0;
   /** `dropped` when the current episode of dropping began; null while lines flow. */
   #droppedBefore: number | null = null;
@@ -57,53 +73,91 @@ export class FdWriter {
       this.dropped += count;
       return false;
     }
-    this.#lines.push(text);
+    this.#lines.push({ text, count });
     this.#waiting += count;
     this.#size += text.length + 1;
-    if (!this.#writing) {
-      // The lines pushed in this same turn (a batch from the main thread) go out in one write.
-      this.#writing = true;
-      queueMicrotask(() => this.#next());
-    }
+    this.#wake();
     return true;
   }
 
+  /**
+   * Queues bytes that end with a newline, written without a copy; `written` is called once they
+   * are out (or dropped), and until then the caller keeps them as they are.
+   */
+  pushBytes(bytes: Uint8Array, written: () => void): void {
+    if (this.#closed) {
+      this.dropped += countLines(bytes);
+      written();
+      return;
+    }
+    this.#lines.push({ bytes, written });
+    this.#wake();
+  }
+
+  /** Text lines waiting (bytes waiting are counted where they were written). */
   get waiting(): number {
     return this.#waiting;
   }
 
   /** Resolves once every line pushed before has been written (or dropped). */
   idle(): Promise<void> {
-    if (!this.#writing && this.#waiting === 0) return Promise.resolve();
+    if (!this.#writing && this.#lines.length === 0) return Promise.resolve();
     return new Promise((resolve) => this.#idle.push(resolve));
   }
 
+  #wake(): void {
+    if (this.#writing) return;
+    // The lines pushed in this same turn (a batch from the main thread) go out in one write.
+    this.#writing = true;
+    queueMicrotask(() => this.#next());
+  }
+
   #next(): void {
-    if (this.#lines.length === 0) {
+    const first = this.#lines[0];
+    if (first === undefined) {
       this.#writing = false;
       for (const fn of this.#idle.splice(0)) fn();
       return;
     }
     this.#writing = true;
-    const lines = this.#lines;
-    const count = this.#waiting;
-    this.#lines = [];
-    this.#waiting = 0;
-    this.#size = 0;
-    this.#send(Buffer.from(lines.join('\n') + '\n'), count);
+    if ('bytes' in first) {
+      this.#lines.shift();
+      this.#send(first.bytes, 0, first);
+      return;
+    }
+    // The text pieces up to the first bytes, in one write.
+    let end = 1;
+    while (end < this.#lines.length && 'text' in this.#lines[end]!) end += 1;
+    const pieces = this.#lines.splice(0, end) as Text[];
+    let text = '';
+    let count = 0;
+    for (const piece of pieces) {
+      text += `${piece.text}\n`;
+      count += piece.count;
+    }
+    this.#waiting -= count;
+    this.#size -= text.length;
+    this.#send(Buffer.from(text), count, null);
   }
 
-  #send(buf: Buffer, count: number): void {
+  /** `count` text lines, or the bytes piece `bytes` (its lines counted only if dropped). */
+  #send(buf: Uint8Array, count: number, bytes: Bytes | null): void {
     write(this.#fd, buf, 0, buf.byteLength, null, (err, n) => {
       if (err) {
         const code = (err as NodeJS.ErrnoException).code;
         if (code === 'EAGAIN' || code === 'EWOULDBLOCK' || code === 'EINTR') {
-          setTimeout(() => this.#send(buf, count), RETRY_MS).unref();
+          setTimeout(() => this.#send(buf, count, bytes), RETRY_MS).unref();
           return;
         }
         // The reader is gone (EPIPE) or the descriptor closed: nothing more can be written.
         this.#closed = true;
-        this.dropped += count + this.#waiting;
+        this.dropped += (bytes ? countLines(buf) : count) + this.#waiting;
+        bytes?.written();
+        for (const piece of this.#lines) {
+          if ('text' in piece) continue;
+          this.dropped += countLines(piece.bytes);
+          piece.written();
+        }
         this.#lines = [];
         this.#waiting = 0;
         this.#size = 0;
@@ -112,10 +166,11 @@ export class FdWriter {
         return;
       }
       if (n < buf.byteLength) {
-        this.#send(buf.subarray(n), count);
+        this.#send(buf.subarray(n), count, bytes);
         return;
       }
-      this.written += count;
+      if (bytes) bytes.written();
+      else this.written += count;
       if (this.#droppedBefore !== null) {
         this.#tell('flowing', { fd: this.#fd, dropped: this.dropped - this.#droppedBefore });
         this.#droppedBefore = null;

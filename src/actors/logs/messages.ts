@@ -1,13 +1,14 @@
 /**
  * LogShipper's protocol (spec 1.4). Records arrive from the main thread as one-way batches: the
- * operational log's (`log.app`), the access log's (`log.access`), and access lines already made
- * for standard output (`log.lines`, many to a message). The shipper formats and writes them, or
- * pushes them to the collector, in its own worker: the main thread never writes or ships on the
- * request path.
+ * operational log's (`log.app`) and the access log's (`log.access`). Access lines already made for
+ * standard output arrive through shared memory instead (`lines`, a byte ring the main thread
+ * writes chunks of lines into). The shipper formats and writes them, or pushes them to the
+ * collector, in its own worker: the main thread never writes or ships on the request path.
  */
 import type { LogFormat } from '../../settings/settings.ts';
 import type { LogRecord } from '../../log/record.ts';
 import type { AccessEntry } from '../../log/access.ts';
+import type { ByteRingMemory } from '../../workers/byte-ring.ts';
 
 import type { LogMode } from '../../core/logs/log-settings.ts';
 
@@ -16,14 +17,7 @@ export type { LogMode };
 export type LogTells = {
   'log.app': LogRecord;
   'log.access': AccessEntry;
-  'log.lines': LineChunk;
 };
-
-/** Access lines made in the mode in force (startup format or agent objects), joined by newlines. */
-export interface LineChunk {
-  readonly text: string;
-  readonly count: number;
-}
 
 export interface ShipperState {
   readonly mode: LogMode;
@@ -31,7 +25,7 @@ export interface ShipperState {
   readonly droppedBatches: number;
   /** Records lost since start inside the shipper: dropped batches' records, a full push queue, a stalled or closed output. */
   readonly droppedRecords: { readonly app: number; readonly access: number };
-  /** Records waiting for the collector or for an output. */
+  /** Records waiting for the collector or for an output (the access lines in the shared ring included). */
   readonly queued: number;
 }
 
@@ -53,4 +47,10 @@ export interface LogInit {
   readonly version: string;
   /** GATEWAY_OTLP_ENDPOINT, or null: the push mode needs it (and the licensed edition). */
   readonly otlpEndpoint: string | null;
+  /**
+   * Access lines for standard output, made on the main thread in the mode in force (startup format
+   * or agent objects): written there only while this side is in that mode too. Kept across a
+   * restart of the shipper: what the last one had not written is written by the next.
+   */
+  readonly lines: ByteRingMemory;
 }
