@@ -29,8 +29,15 @@ interface Bytes {
   readonly written: () => void;
 }
 
-/** A non-blocking descriptor with a full pipe: tried again after this long. */
-const RETRY_MS = 20;
+/**
+ * A non-blocking descriptor with a full pipe is tried again after RETRY_MIN_MS, then twice as long
+ * each time it is still full, up to RETRY_MAX_MS. A reader that keeps up drains a pipe's 64 KiB in
+ * well under a millisecond: a fixed wait of 20 ms held standard output to about 3 MB/s, less than
+ * the access log of a loaded node writes (bench/RESULTS.md), while a reader that stalls for good
+ * costs a turn every 20 ms.
+ */
+const RETRY_MIN_MS = 1;
+const RETRY_MAX_MS = 20;
 
 export class FdWriter {
   readonly #fd: number;
@@ -44,6 +51,8 @@ export class FdWriter {
   #size = 0;
   #writing = false;
   #closed = false;
+  /** The wait before trying a full pipe again. */
+  #retryMs = RETRY_MIN_MS;
   /** Lines dropped since start (full, or the reader went away). */
   dropped = 0;
   /** Text lines written since start (bytes are counted where they were made). */
@@ -146,7 +155,8 @@ export class FdWriter {
       if (err) {
         const code = (err as NodeJS.ErrnoException).code;
         if (code === 'EAGAIN' || code === 'EWOULDBLOCK' || code === 'EINTR') {
-          setTimeout(() => this.#send(buf, count, bytes), RETRY_MS).unref();
+          setTimeout(() => this.#send(buf, count, bytes), this.#retryMs).unref();
+          this.#retryMs = Math.min(this.#retryMs * 2, RETRY_MAX_MS);
           return;
         }
         // The reader is gone (EPIPE) or the descriptor closed: nothing more can be written.
@@ -165,6 +175,7 @@ export class FdWriter {
         this.#next();
         return;
       }
+      this.#retryMs = RETRY_MIN_MS;
       if (n < buf.byteLength) {
         this.#send(buf.subarray(n), count, bytes);
         return;
