@@ -6,6 +6,11 @@
  * log at full load, that was more of the main thread's time than making the lines (bench/RESULTS.md).
  * Here the text is encoded once, straight into the memory the write reads.
  *
+ * Positions only grow within a pass; the writer goes back to the start when the end has no room
+ * (WRAP says where the pass ended) or when the ring is empty, so that memory is touched only as
+ * far as the reader falls behind. Only the reader moves READ, except at that restart: with
+ * everything released, the reader holds nothing and moves nothing until it sees new data.
+ *
  * One writer, one reader. The writer never waits: a chunk that does not fit is refused, and the
  * caller counts it. The reader takes regions, hands them to its output, and releases each once
  * written; until then the writer cannot reuse that memory. A reader with nothing to read sleeps on
@@ -18,18 +23,24 @@ export interface ByteRingMemory {
   readonly data: SharedArrayBuffer;
 }
 
-/** Control words: positions are byte offsets into `data`. */
+/**
+ * Control words. WRITE and READ hold a byte offset into `data` and, in bit 30, the parity of the
+ * pass round the ring they are in: the writer is at most one pass ahead of the reader, so a
+ * parity tells which pass a position belongs to, read in one load with the position.
+ */
 const WRITE = 0;
 /** Released by the reader: the writer may reuse what lies before it. */
 const READ = 1;
-/** Where the data ended when the writer went back to the start. */
+/** Where the data of the writer's previous pass ended. */
 const WRAP = 2;
 /** 1 while the reader sleeps, waiting for a chunk. */
 const ASLEEP = 3;
 const WORDS = 4;
+const PASS = 1 << 30;
+const AT = PASS - 1;
 
 export function byteRingMemory(bytes: number): ByteRingMemory {
-  if (!Number.isInteger(bytes) || bytes < 16 || bytes > 0x7fff_ffff) throw new RangeError(`a byte ring of ${bytes} bytes`);
+  if (!Number.isInteger(bytes) || bytes < 16 || bytes >= PASS) throw new RangeError(`a byte ring of ${bytes} bytes`);
   return { control: new SharedArrayBuffer(WORDS * 4), data: new SharedArrayBuffer(bytes) };
 }
 
@@ -52,30 +63,36 @@ export class ByteRingWriter {
    */
   write(text: string): boolean {
     const c = this.#control;
-    const w = Atomics.load(c, WRITE);
-    const r = Atomics.load(c, READ);
-    // Free: from w to the end and from the start to just before r, or from w to just before r
-    // (w never reaches r from behind: equal positions mean empty).
-    if (w >= r) {
-      // Empty: back to the start when the text fits before r (the reader tells a new pass by a
-      // position behind the one it reached).
-      const empty = w === r && w > 0;
-      if (empty && this.#put(text, 0, r - 1, w)) return true;
-      return this.#put(text, w, this.#data.byteLength, -1) || (!empty && this.#put(text, 0, r - 1, w));
-    }
-    return this.#put(text, w, r - 1, -1);
+    const write = Atomics.load(c, WRITE);
+    const read = Atomics.load(c, READ);
+    const w = write & AT;
+    const pass = write & PASS;
+    const size = this.#data.byteLength;
+    // Empty, everything written released, so the reader holds nothing: the next pass starts at
+    // once with the whole ring, READ moved with it.
+    if (write === read) return w > 0 ? this.#put(text, 0, size, pass ^ PASS, w, true) : this.#put(text, 0, size, pass, -1, false);
+    const r = read & AT;
+    // One pass ahead of the reader: free up to just before r.
+    if ((read & PASS) !== pass) return this.#put(text, w, r - 1, pass, -1, false);
+    // The same pass: free to the end, then from the start of the next to just before r.
+    return this.#put(text, w, size, pass, -1, false) || this.#put(text, 0, r - 1, pass ^ PASS, w, false);
   }
 
-  /** Writes at `at` when it fits before `end`; `wrap` >= 0: the data of the pass before ends there. */
-  #put(text: string, at: number, end: number, wrap: number): boolean {
+  /**
+   * Writes at `at` in pass `pass` when it fits before `end`. `wrap` >= 0: a new pass, the last
+   * one having ended there; `restart`: that one is all released, and READ moves with the writer.
+   */
+  #put(text: string, at: number, end: number, pass: number, wrap: number, restart: boolean): boolean {
     // At least a byte a code unit and the newline; a text longer in UTF-8 shows in `read`.
     if (end - at < text.length + 1) return false;
     const { read, written } = encoder.encodeInto(text, this.#data.subarray(at, end - 1));
     if (read < text.length) return false;
     const c = this.#control;
     this.#data[at + written] = NEWLINE;
+    // The reader reads WRITE, then WRAP: it is in place before WRITE moves.
+    if (restart) Atomics.store(c, READ, pass);
     if (wrap >= 0) Atomics.store(c, WRAP, wrap);
-    Atomics.store(c, WRITE, at + written + 1);
+    Atomics.store(c, WRITE, (at + written + 1) | pass);
     if (Atomics.load(c, ASLEEP) === 1) {
       Atomics.store(c, ASLEEP, 0);
       Atomics.notify(c, ASLEEP);
@@ -84,7 +101,7 @@ export class ByteRingWriter {
   }
 }
 
-/** A region taken by the reader: its bytes (a view of the shared memory) and where READ goes once written. */
+/** A region taken by the reader: its bytes (a view of the shared memory) and what READ becomes once written. */
 export interface RingRegion {
   readonly bytes: Uint8Array;
   readonly next: number;
@@ -93,14 +110,8 @@ export interface RingRegion {
 export class ByteRingReader {
   readonly #control: Int32Array;
   readonly #data: Uint8Array;
-  /** Taken up to here: ahead of READ by what is taken and not yet written. */
+  /** Taken up to here (a position and its pass's parity): ahead of READ by what is taken and not yet written. */
   #taken: number;
-  /**
-   * The end of a pass that had nothing left when the writer started again from the start: READ
-   * goes to the start as soon as it reaches it, so that the writer has the rest of the ring while
-   * the new pass's first bytes are still being written out.
-   */
-  #passEnd = -1;
 
   constructor(memory: ByteRingMemory) {
     this.#control = new Int32Array(memory.control);
@@ -112,37 +123,32 @@ export class ByteRingReader {
   /** The next region written and not taken yet, or null when there is none. */
   take(): RingRegion | null {
     const c = this.#control;
-    const w = Atomics.load(c, WRITE);
-    const t = this.#taken;
-    if (t === w) return null;
-    if (t < w) {
-      this.#taken = w;
-      return { bytes: this.#data.subarray(t, w), next: w };
+    const write = Atomics.load(c, WRITE);
+    const taken = this.#taken;
+    if (write === taken) return null;
+    const t = taken & AT;
+    const pass = taken & PASS;
+    if ((write & PASS) === pass) {
+      this.#taken = write;
+      return { bytes: this.#data.subarray(t, write & AT), next: write };
     }
-    // The writer went back to the start: first the end of the previous pass.
+    // The writer is in the next pass: first the end of this one, if anything was left of it.
     const end = Atomics.load(c, WRAP);
-    this.#taken = 0;
-    if (end > t) return { bytes: this.#data.subarray(t, end), next: 0 };
-    if (Atomics.load(c, READ) === t) Atomics.store(c, READ, 0);
-    else this.#passEnd = t;
+    this.#taken = pass ^ PASS;
+    if (end > t) return { bytes: this.#data.subarray(t, end), next: this.#taken };
     return this.take();
   }
 
   /** Regions are released in the order they were taken. */
   release(region: RingRegion): void {
-    let next = region.next;
-    if (next === this.#passEnd) {
-      next = 0;
-      this.#passEnd = -1;
-    }
-    Atomics.store(this.#control, READ, next);
+    Atomics.store(this.#control, READ, region.next);
   }
 
   /** Bytes written and not released, taken or not. */
   get pending(): number {
-    const w = Atomics.load(this.#control, WRITE);
-    const r = Atomics.load(this.#control, READ);
-    return w >= r ? w - r : Atomics.load(this.#control, WRAP) - r + w;
+    let n = 0;
+    this.#regions((from, to) => { n += to - from; });
+    return n;
   }
 
   /**
@@ -163,10 +169,20 @@ export class ByteRingReader {
 
   /** Lines (newlines) in the bytes written and not released: for a state answer, not the hot path. */
   lines(): number {
+    let n = 0;
+    this.#regions((from, to) => { n += countLines(this.#data, from, to); });
+    return n;
+  }
+
+  #regions(fn: (from: number, to: number) => void): void {
     const c = this.#control;
-    const w = Atomics.load(c, WRITE);
-    const r = Atomics.load(c, READ);
-    return w >= r ? countLines(this.#data, r, w) : countLines(this.#data, r, Atomics.load(c, WRAP)) + countLines(this.#data, 0, w);
+    const write = Atomics.load(c, WRITE);
+    const read = Atomics.load(c, READ);
+    if ((write & PASS) === (read & PASS)) fn(read & AT, write & AT);
+    else {
+      fn(read & AT, Atomics.load(c, WRAP));
+      fn(0, write & AT);
+    }
   }
 }
 

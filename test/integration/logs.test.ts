@@ -198,6 +198,27 @@ test('a known token on the wrong plane is refused with 403 token-kind, and its a
   ]);
 });
 
+test('a LogShipper that dies is restarted: access lines made before and during its restart reach standard output once each', async () => {
+  assert.equal((await settings({ accessLog: true })).status, 200);
+  await fresh('out');
+  const host = t.gw.ctx.logs.shipper.host;
+  const before = host.threadId;
+  const paths = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `/shop/orders/${tag}-${i}`);
+  const first = paths(50, 'before');
+  for (const p of first) await call(`${data}${p}`);
+  await host.kill();
+  const during = paths(50, 'during');
+  for (const p of during) assert.equal((await call(`${data}${p}`)).status, 200);
+  const lines = await fresh('out');
+  assert.notEqual(host.threadId, before, 'a new worker thread');
+  const written = lines.map((l) => l.path).filter((p: string) => /^\/shop\/orders\/(before|during)-/.test(p));
+  // A line the dead shipper had taken and not written is written again by the next: each line at
+  // least once, in order, and only a line of the moment of the kill more than once.
+  const once = [...new Set(written)];
+  assert.deepEqual(once, [...first, ...during]);
+  assert.ok(written.length - once.length <= first.length, `${written.length - once.length} lines written twice`);
+});
+
 test('a scheduled call is in the access log as the scheduler, with its schedule', async () => {
   await putOk(root, '/api/roles/jobs', { implies: [] });
   const token = await schedulesToken(root, 'shop-jobs', ['shop'], ['jobs']);

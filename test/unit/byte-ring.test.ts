@@ -87,6 +87,22 @@ test('a reader stalled on the first bytes of a new pass still leaves the writer 
   assert.equal(text(takeAll(reader)), `${'c'.repeat(500)}\n${'d'.repeat(400)}\n`);
 });
 
+test('an emptied ring whose reader is away (restarting) gives the writer all of it, and the next reader reads it', () => {
+  const memory = byteRingMemory(1000);
+  const writer = new ByteRingWriter(memory);
+  const gone = new ByteRingReader(memory);
+  assert.ok(writer.write('a'.repeat(500)));
+  for (const r of takeAll(gone)) gone.release(r);
+  // Nobody reads now: the writer starts again at the beginning without the reader's word.
+  assert.ok(writer.write('b'.repeat(300)));
+  assert.ok(writer.write('c'.repeat(300)));
+  assert.ok(writer.write('d'.repeat(300)));
+  assert.equal(writer.write('e'.repeat(100)), false);
+  const next = new ByteRingReader(memory);
+  assert.equal(next.lines(), 3);
+  assert.equal(text(takeAll(next)), `${'b'.repeat(300)}\n${'c'.repeat(300)}\n${'d'.repeat(300)}\n`);
+});
+
 test('random chunks, random takes and releases: every accepted chunk is read once, in order, whole', () => {
   let seed = 7;
   const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
