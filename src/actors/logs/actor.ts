@@ -5,6 +5,7 @@ import type { AccessEntry } from '../../log/access.ts';
 import type { LogRecord } from '../../log/record.ts';
 import { ByteRingReader } from '../../workers/byte-ring.ts';
 import { FdWriter } from './fd-writer.ts';
+import { reportTrouble } from './drops.ts';
 import { logPush, type LogPush } from './push.ts';
 import type { LogCalls, LogInit, LogMode, LogTells } from './messages.ts';
 
@@ -15,13 +16,8 @@ const STOP_WAIT_MS = 3_000;
 
 runActor<LogInit, LogCalls, never, LogTells>(async (init, ctx) => {
   const resource = logResource(init.version, init.node);
-  const trouble = (name: string) => (event: 'dropping' | 'flowing' | 'closed', detail: Record<string, unknown>) => {
-    if (event === 'flowing') ctx.log.info(`${name} takes lines again`, detail);
-    else if (event === 'dropping') ctx.log.warn(`${name} is not taking lines fast enough; lines are dropped and counted`, detail);
-    else ctx.log.warn(`${name} is closed; its lines are dropped and counted`, detail);
-  };
-  const out = new FdWriter(init.stdoutFd, { onTrouble: trouble('standard output') });
-  const err = new FdWriter(init.stderrFd, { onTrouble: trouble('standard error') });
+  const out = new FdWriter(init.stdoutFd, { onTrouble: reportTrouble(ctx.log, 'standard output') });
+  const err = new FdWriter(init.stderrFd, { onTrouble: reportTrouble(ctx.log, 'standard error') });
   // null until the configuration says which mode (held records then go out in it), so that a
   // node whose stored mode is agent writes no boot line in the startup format.
   let mode: LogMode | null = init.mode;

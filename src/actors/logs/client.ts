@@ -22,6 +22,7 @@ import { Gatherer } from '../../workers/gather.ts';
 import { siblingModule } from '../../workers/spawn.ts';
 import { byteRingMemory, ByteRingWriter } from '../../workers/byte-ring.ts';
 import type { LogCalls, LogInit, LogMode, LogTells, ShipperState } from './messages.ts';
+import { DropCount, reportTrouble } from './drops.ts';
 
 /** Access lines go out every LINES_MS, or at LINES_MAX waiting. */
 const LINES_MS = 10;
@@ -68,14 +69,12 @@ export class LogShipperClient {
   readonly #ring = byteRingMemory(RING_BYTES);
   readonly #lines = new ByteRingWriter(this.#ring);
   /** Access lines lost on this side: their chunk found the ring full. */
-  #linesDropped = 0;
-  /** `#linesDropped` when the current episode of dropping began; null while lines flow. */
-  #droppedBefore: number | null = null;
-  readonly #log: Logger;
+  readonly #linesDropped: DropCount;
 
   constructor(opts: LogShipperOptions) {
     this.#format = opts.format;
-    this.#log = opts.log;
+    const trouble = reportTrouble(opts.log, 'standard output');
+    this.#linesDropped = new DropCount((event, dropped) => trouble(event, event === 'dropping' ? { ringBytes: RING_BYTES } : { dropped }));
     this.#resource = logResource(opts.version, opts.node);
     this.host = new ActorHost<LogCalls, LogInit, never, LogTells>({
       name: 'logs',
@@ -104,23 +103,11 @@ export class LogShipperClient {
           : accessLines(entries, this.#format);
         return { text, count: entries.length };
       },
-      tell: (chunk) => this.#write(chunk),
+      tell: (chunk) => {
+        if (this.#lines.write(chunk.text)) this.#linesDropped.flowing();
+        else this.#linesDropped.add(chunk.count);
+      },
     });
-  }
-
-  #write(chunk: LineChunk): void {
-    if (this.#lines.write(chunk.text)) {
-      if (this.#droppedBefore !== null) {
-        this.#log.info('standard output takes lines again', { dropped: this.#linesDropped - this.#droppedBefore });
-        this.#droppedBefore = null;
-      }
-      return;
-    }
-    if (this.#droppedBefore === null) {
-      this.#droppedBefore = this.#linesDropped;
-      this.#log.warn('standard output is not taking lines fast enough; access lines are dropped and counted', { limitBytes: RING_BYTES });
-    }
-    this.#linesDropped += chunk.count;
   }
 
   start(): Promise<void> { return this.host.start(); }
@@ -163,7 +150,7 @@ export class LogShipperClient {
 
   async state(): Promise<LogOutputState> {
     const inside = await this.host.call('state', null);
-    return { ...inside, unshipped: { app: this.host.dropped('log.app'), access: this.host.dropped('log.access') + this.#linesDropped } };
+    return { ...inside, unshipped: { app: this.host.dropped('log.app'), access: this.host.dropped('log.access') + this.#linesDropped.total } };
   }
 
   /** Waits until what was handed over before is written or pushed once (tests). */

@@ -11,12 +11,13 @@
  */
 import { write } from 'node:fs';
 import { countLines } from '../../workers/byte-ring.ts';
+import { DropCount, type OutputTrouble } from './drops.ts';
 
 export interface FdWriterOptions {
   /** Characters waiting at most (default 8 Mi): a proxy for bytes, measured without encoding. */
   readonly capacity?: number;
   /** Told once when lines start being dropped, and once when they flow again. */
-  readonly onTrouble?: (event: 'dropping' | 'flowing' | 'closed', detail: Record<string, unknown>) => void;
+  readonly onTrouble?: (event: OutputTrouble, detail: Record<string, unknown>) => void;
 }
 
 interface Text {
@@ -54,11 +55,11 @@ export class FdWriter {
   /** The wait before trying a full pipe again. */
   #retryMs = RETRY_MIN_MS;
   /** Lines dropped since start (full, or the reader went away). */
-  dropped = 0;
+  readonly #drops = new DropCount((event, dropped) => {
+    this.#tell(event, event === 'dropping' ? { fd: this.#fd, waiting: this.#waiting } : { fd: this.#fd, dropped });
+  });
   /** Text lines written since start (bytes are counted where they were made). */
   written = 0;
-  /** `dropped` when the current episode of dropping began; null while lines flow. */
-  #droppedBefore: number | null = null;
   #idle: Array<() => void> = [];
 
   constructor(fd: number, opts: FdWriterOptions = {}) {
@@ -75,11 +76,7 @@ export class FdWriter {
   /** Queues `count` lines joined by newlines (without the last one), kept or dropped together. */
   pushLines(text: string, count: number): boolean {
     if (this.#closed || this.#size + text.length + 1 > this.#capacity) {
-      if (this.#droppedBefore === null && !this.#closed) {
-        this.#droppedBefore = this.dropped;
-        this.#tell('dropping', { fd: this.#fd, waiting: this.#waiting });
-      }
-      this.dropped += count;
+      this.#drops.add(count, !this.#closed);
       return false;
     }
     this.#lines.push({ text, count });
@@ -95,7 +92,7 @@ export class FdWriter {
    */
   pushBytes(bytes: Uint8Array, written: () => void): void {
     if (this.#closed) {
-      this.dropped += countLines(bytes);
+      this.#drops.add(countLines(bytes), false);
       written();
       return;
     }
@@ -106,6 +103,11 @@ export class FdWriter {
   /** Text lines waiting (bytes waiting are counted where they were written). */
   get waiting(): number {
     return this.#waiting;
+  }
+
+  /** Lines dropped since start (full, or the reader went away). */
+  get dropped(): number {
+    return this.#drops.total;
   }
 
   /** Resolves once every line pushed before has been written (or dropped). */
@@ -161,11 +163,11 @@ export class FdWriter {
         }
         // The reader is gone (EPIPE) or the descriptor closed: nothing more can be written.
         this.#closed = true;
-        this.dropped += (bytes ? countLines(buf) : count) + this.#waiting;
+        this.#drops.add((bytes ? countLines(buf) : count) + this.#waiting, false);
         bytes?.written();
         for (const piece of this.#lines) {
           if ('text' in piece) continue;
-          this.dropped += countLines(piece.bytes);
+          this.#drops.add(countLines(piece.bytes), false);
           piece.written();
         }
         this.#lines = [];
@@ -182,15 +184,12 @@ export class FdWriter {
       }
       if (bytes) bytes.written();
       else this.written += count;
-      if (this.#droppedBefore !== null) {
-        this.#tell('flowing', { fd: this.#fd, dropped: this.dropped - this.#droppedBefore });
-        this.#droppedBefore = null;
-      }
+      this.#drops.flowing();
       this.#next();
     });
   }
 
-  #tell(event: 'dropping' | 'flowing' | 'closed', detail: Record<string, unknown>): void {
+  #tell(event: OutputTrouble, detail: Record<string, unknown>): void {
     try {
       this.#onTrouble?.(event, detail);
     } catch {
