@@ -158,15 +158,35 @@ test('a reader in another thread sleeps when nothing is left and wakes for each 
   try {
     const next = () => new Promise<unknown>((resolve) => worker.once('message', resolve));
     assert.equal(await next(), 'ready');
+    // Resolves once the reader went to sleep having read `length` characters: the writer waits
+    // for that, not for a time, so a busy machine cannot merge two of the reader's turns.
+    const asleepAfter = (length: number) => new Promise<void>((resolve) => {
+      const seen = (m: unknown) => {
+        if ((m as { asleepAfter?: number }).asleepAfter !== length) return;
+        worker.off('message', seen);
+        resolve();
+      };
+      worker.on('message', seen);
+    });
     const expected: string[] = [];
+    let length = 0;
     for (let i = 0; i < 200; i++) {
       const chunk = `chunk ${i} ${'z'.repeat(i * 37 % 900)}`;
+      // Every few chunks the reader catches up and goes to sleep before the next one.
+      const asleep = i % 10 === 9 ? asleepAfter(length + chunk.length + 1) : undefined;
       while (!writer.write(chunk)) await new Promise((r) => setImmediate(r));
       expected.push(`${chunk}\n`);
-      // Every few chunks the reader catches up and goes to sleep before the next one.
-      if (i % 10 === 0) await new Promise((r) => setTimeout(r, 5));
+      length += chunk.length + 1;
+      await asleep;
     }
-    const done = next();
+    const done = new Promise<unknown>((resolve) => {
+      const last = (m: unknown) => {
+        if (typeof m !== 'object' || m === null || !('got' in m)) return;
+        worker.off('message', last);
+        resolve(m);
+      };
+      worker.on('message', last);
+    });
     assert.ok(writer.write('end'));
     const { got, sleeps } = (await done) as { got: string; sleeps: number };
     assert.equal(got, `${expected.join('')}end\n`);

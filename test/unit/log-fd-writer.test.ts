@@ -75,8 +75,8 @@ function reader(p: Pipe) {
 }
 
 /**
- * Pushes lines, each once the one before left the writer (or a few ms passed: the pipe is full),
- * until the writer refuses one; the lines it took.
+ * Pushes lines, each once the one before left the writer (or 50 ms passed: the pipe is full; a
+ * busy machine may take a few ms to run a write), until the writer refuses one; the lines it took.
  */
 async function pushUntilRefused(w: FdWriter, width: number, max = 20_000): Promise<{ accepted: string[]; turns: number }> {
   const accepted: string[] = [];
@@ -84,7 +84,7 @@ async function pushUntilRefused(w: FdWriter, width: number, max = 20_000): Promi
     const line = lineOf(i, width);
     if (!w.push(line)) return { accepted, turns: i + 1 };
     accepted.push(line);
-    for (let k = 0; k < 5 && w.waiting > 0; k++) await sleep(1);
+    for (let k = 0; k < 50 && w.waiting > 0; k++) await sleep(1);
   }
   assert.fail(`the writer took ${max} lines into a stalled pipe`);
 }
