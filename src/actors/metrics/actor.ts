@@ -10,8 +10,8 @@ import { PERIOD } from '../../core/metrics/summary.ts';
 import type { WireSnapshot } from '../../core/metrics/wire.ts';
 import { readOthers, sweepNodes, writeOwn } from './node-rows.ts';
 import { SharedEndpoints } from './shared-endpoints.ts';
-import { SAMPLE_WIDTH, type MetricsCalls, type MetricsEvent, type MetricsInit, type MetricsTells, type SampleBatch } from './messages.ts';
-import { OUTCOMES } from './samples.ts';
+import { type MetricsCalls, type MetricsEvent, type MetricsInit, type MetricsTells, type SampleBatch } from './messages.ts';
+import { BatchRecorder } from './record-batch.ts';
 
 runActor<MetricsInit, MetricsCalls, MetricsEvent, MetricsTells>(async (init, ctx) => {
   const store = await openStore({ ...init.store, poolSize: 1 }, { log: ctx.log });
@@ -20,27 +20,9 @@ runActor<MetricsInit, MetricsCalls, MetricsEvent, MetricsTells>(async (init, ctx
   let failing = false;
   const endpoints = new SharedEndpoints(store, init.node, ring, store.driver === 'postgresql');
 
-  const record = (batches: readonly SampleBatch[]) => {
-    for (const { keys, samples } of batches) {
-      // Each distinct path is named once a batch; a fold renames labels, so names are taken again after one.
-      let named: Array<{ template: string | null; deduced: boolean } | undefined> = [];
-      for (let i = 0; i < samples.length; i += SAMPLE_WIDTH) {
-        const k = samples[i]!;
-        const [route, method, path] = keys[k]!;
-        const at = samples[i + 3]!;
-        let n = named[k];
-        if (n === undefined) {
-          // A call no route took (or without a service path) has no endpoint.
-          const name = route !== null && path !== null ? names.of(route).name(method, path, at) : null;
-          if (name?.renamed) {
-            ring.rename(route!, name.renamed);
-            named = [];
-          }
-          n = named[k] = { template: name?.template ?? null, deduced: name?.deduced ?? false };
-        }
-        ring.record({ route, template: n.template, deduced: n.deduced, outcome: OUTCOMES[samples[i + 1]!]!, us: samples[i + 2]!, at });
-      }
-    }
+  const batches = new BatchRecorder(ring, names);
+  const record = (told: readonly SampleBatch[]) => {
+    for (const batch of told) batches.record(batch);
   };
 
   /** Every other node's latest summary and this node's own, summed at `now`. */

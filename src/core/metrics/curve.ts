@@ -25,14 +25,14 @@ export class Curve {
     this.#failed = new Float64Array(size);
   }
 
-  add(n: number, failed: boolean): void {
+  add(n: number, answered: number, failed: number): void {
     const i = n % this.size;
     if (this.#n[i] !== n) {
       this.#n[i] = n;
       this.#answered[i] = this.#failed[i] = 0;
     }
-    this.#answered[i]!++;
-    if (failed) this.#failed[i]!++;
+    this.#answered[i]! += answered;
+    this.#failed[i]! += failed;
   }
 
   answered(n: number): number {

@@ -8,7 +8,8 @@
  * a pool and go back to it when the slot is reused, so a ring of slots allocates nothing in steady
  * state.
  */
-import { type Histogram, type HistogramPool, recordUs } from './histogram.ts';
+import type { Group } from './group.ts';
+import type { Histogram, HistogramPool } from './histogram.ts';
 
 export class Tally {
   requests = 0;
@@ -21,17 +22,17 @@ export class Tally {
    */
   hist: Histogram | null = null;
 
-  /** Counts an exchange that a narrower tally's histogram holds. */
-  count(failed: boolean, us: number): void {
-    this.requests++;
-    if (failed) this.failed++;
-    this.us += us;
+  /** Counts exchanges that a narrower tally's histogram holds. */
+  count(g: Group): void {
+    this.requests += g.requests;
+    this.failed += g.failed;
+    this.us += g.us;
   }
 
-  /** Counts an exchange and records it in this tally's own histogram. */
-  add(failed: boolean, us: number, pool: HistogramPool): void {
-    this.count(failed, us);
-    recordUs((this.hist ??= pool.take()), us);
+  /** Counts exchanges and records them in this tally's own histogram. */
+  add(g: Group, pool: HistogramPool): void {
+    this.count(g);
+    g.recordInto((this.hist ??= pool.take()));
   }
 
   /** Adds `other` to this one and empties it (its histogram goes back to the pool). */
@@ -82,22 +83,23 @@ export class IntervalSlot extends Tally {
     this.routes.clear();
   }
 
-  record(route: string | null, template: string | null, deduced: boolean, failed: boolean, us: number, pool: HistogramPool): void {
+  /** The exchanges of one key: each in the narrowest histogram that holds it (see the header). */
+  record(route: string | null, template: string | null, deduced: boolean, g: Group, pool: HistogramPool): void {
     if (route === null) {
-      this.add(failed, us, pool);
+      this.add(g, pool);
       return;
     }
-    this.count(failed, us);
+    this.count(g);
     let r = this.routes.get(route);
     if (r === undefined) this.routes.set(route, (r = new RouteTally()));
     if (template === null) {
-      r.add(failed, us, pool);
+      r.add(g, pool);
       return;
     }
-    r.count(failed, us);
+    r.count(g);
     let e = r.endpoints.get(template);
     if (e === undefined) r.endpoints.set(template, (e = new EndpointTally(deduced)));
-    e.add(failed, us, pool);
+    e.add(g, pool);
   }
 
   /** Moves the endpoints a fold retired into their new label (always deduced). */

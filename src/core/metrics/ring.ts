@@ -17,6 +17,7 @@
  */
 import type { Outcome } from '../../log/access.ts';
 import { Curve, INTERVAL_MS, type Point, POINTS } from './curve.ts';
+import { Group } from './group.ts';
 import { type EndpointHistory, HISTORY_MINUTES, Histories, type HistoryPoint } from './history.ts';
 import { HistogramPool, newHistogram, percentileMs, sum } from './histogram.ts';
 import { gatherEndpoints, gatherNode, gatherRoutes, IntervalSlot } from './interval.ts';
@@ -73,6 +74,8 @@ export class MetricsRing {
   readonly #start: number;
   #open: number;
   #dropped = 0;
+  /** The group of `record`'s single entry. */
+  readonly #one = new Group();
   /** History points written since the last `takeHistory`; routes whose history a fold rewrote since. */
   #fresh: EndpointPoint[] = [];
   readonly #rewritten = new Set<string>();
@@ -87,15 +90,22 @@ export class MetricsRing {
   }
 
   record(e: MetricsEntry): void {
-    const n = Math.floor(e.at / INTERVAL_MS);
+    const one = this.#one;
+    one.clear();
+    one.add(isFailure(e.outcome), e.us);
+    this.recordGroup(e.route, e.template, e.deduced, e.at, one);
+  }
+
+  /** Exchanges of one route and endpoint that all ended in the interval of `at`, as one entry each would. */
+  recordGroup(route: string | null, template: string | null, deduced: boolean, at: number, g: Group): void {
+    const n = Math.floor(at / INTERVAL_MS);
     this.#advance(n);
     if (n < this.#start || n < this.#open - POINTS) {
-      this.#dropped++;
+      this.#dropped += g.requests;
       return;
     }
-    const failed = isFailure(e.outcome);
-    this.#curve.add(n, failed);
-    if (n >= this.#open - MINUTE_INTERVALS) this.#slot(n).record(e.route, e.template, e.deduced, failed, e.us, this.#pool);
+    this.#curve.add(n, g.requests, g.failed);
+    if (n >= this.#open - MINUTE_INTERVALS) this.#slot(n).record(route, template, deduced, g, this.#pool);
   }
 
   /** A fold retired some of a route's labels (RouteEndpoints.name): their tallies merge into the new ones. */
