@@ -409,6 +409,9 @@ test('a push the gateway cannot make is refused with its reason', async () => {
     assert.deepEqual([none.status, none.json.code, none.json.field], [409, 'logs.no-collector', 'mode']);
     const typo = await (await signInAdmin(bare.url('control'))).put('/api/settings/logs', { acessLog: true });
     assert.deepEqual([typo.status, typo.json.code, typo.json.field], [400, 'field.invalid', 'acessLog']);
+    // Nothing to change is refused, as the scheduler's and the audit's settings refuse it.
+    const empty = await (await signInAdmin(bare.url('control'))).put('/api/settings/logs', {});
+    assert.deepEqual([empty.status, empty.json.code, empty.json.field], [400, 'field.invalid', 'level']);
   } finally {
     await edition.close();
     await bare.close();

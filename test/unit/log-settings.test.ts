@@ -17,8 +17,10 @@ test('the defaults: access log off, the startup format, no level set (spec 1.4 r
   assert.deepEqual(DEFAULT_LOG_SETTINGS, { accessLog: false, mode: 'startup', level: null });
 });
 
-test('parseLogSettings accepts any subset of level, accessLog and mode', () => {
-  assert.deepEqual(parseLogSettings({}), {});
+test('parseLogSettings accepts any subset of level, accessLog and mode, and refuses none of them', () => {
+  const empty = refusal({});
+  assert.deepEqual([empty.code, empty.field], ['field.invalid', 'level']);
+  assert.match(empty.message, /Give level, accessLog or mode/);
   assert.deepEqual(parseLogSettings({ level: 'debug' }), { level: 'debug' });
   assert.deepEqual(parseLogSettings({ accessLog: true }), { accessLog: true });
   assert.deepEqual(parseLogSettings({ accessLog: false }), { accessLog: false });
@@ -29,9 +31,13 @@ test('parseLogSettings accepts any subset of level, accessLog and mode', () => {
 });
 
 test('parseLogSettings ignores the read-only members of the answer sent back', () => {
-  const answer = JSON.parse(JSON.stringify({ level: 'info', startupLevel: 'info', revertsAt: 1_767_225_600, accessLog: true, mode: 'agent', dropped: 3 })) as unknown;
+  const answer = JSON.parse(JSON.stringify({
+    level: 'info', startupLevel: 'info', revertsAt: 1_767_225_600, accessLog: true, mode: 'agent', nodeMode: 'agent',
+    dropped: 3, droppedRecords: { app: 1, access: 2 }, node: 'node-a',
+  })) as unknown;
   assert.deepEqual(parseLogSettings(answer), { level: 'info', accessLog: true, mode: 'agent' });
-  assert.deepEqual(parseLogSettings({ startupLevel: 'nonsense', revertsAt: null, dropped: 'x' }), {});
+  // Only read-only members: nothing to change, refused as an empty body is.
+  assert.equal(refusal({ startupLevel: 'nonsense', revertsAt: null, dropped: 'x', node: 'n' }).code, 'field.invalid');
 });
 
 test('parseLogSettings refuses a body that is not an object', () => {

@@ -56,13 +56,15 @@ export function parseLogSettings(body: unknown): LogSettingsInput {
         }
         out.level = value as LogLevel;
         break;
-      case 'startupLevel': case 'revertsAt': case 'dropped':
+      case 'startupLevel': case 'revertsAt': case 'nodeMode': case 'dropped': case 'droppedRecords': case 'node':
         // Read-only members of the answer: a console sending the whole object back is not refused for them.
         break;
       default:
         throw invalidField(key, `"${key}" is not a log setting; the settings are level, accessLog and mode.`);
     }
   }
+  // Nothing to change stores nothing, as the other settings refuse it (no audit line saying nothing).
+  if (Object.keys(out).length === 0) throw invalidField('level', 'Give level, accessLog or mode, or several of them.');
   return out;
 }
 

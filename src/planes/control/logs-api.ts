@@ -112,9 +112,9 @@ export function addLogsApi(router: Router<Principal>, gw: GatewayContext): void 
 
   router.add('PUT', '/api/settings/logs', {
     summary: 'Set the level, the access log switch or the output mode, on every node at once', tags: TAGS, auth: 'session',
-    description: 'Any of level, accessLog and mode. The level applies at once on every node and is not kept: a restart returns a node to GATEWAY_LOG_LEVEL, and a level more talkative than a node\'s startup level returns to it after 30 minutes (revertsAt); setting it again restarts the 30 minutes. Turning the level down never silences the access log. mode otlp needs the licensed edition and GATEWAY_OTLP_ENDPOINT. Audited settings.update.',
+    description: 'Any of level, accessLog and mode, at least one (the read-only members of the answer may be sent back; they change nothing). The level applies at once on every node and is not kept: a restart returns a node to GATEWAY_LOG_LEVEL, and a level more talkative than a node\'s startup level returns to it after 30 minutes (revertsAt); setting it again restarts the 30 minutes. Turning the level down never silences the access log. mode otlp needs the licensed edition and GATEWAY_OTLP_ENDPOINT. Audited settings.update.',
     body: {
-      type: 'object', additionalProperties: false,
+      type: 'object', minProperties: 1, additionalProperties: false,
       properties: { level: SETTINGS.properties.level, accessLog: SETTINGS.properties.accessLog, mode: SETTINGS.properties.mode },
     },
     responses: {
