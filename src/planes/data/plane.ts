@@ -98,7 +98,8 @@ export function dataPlane(gw: GatewayContext, pools: UpstreamPools): ExchangeHan
       issuer: gw.certs.view.issuer,
       who: { kind: 'presented', authorization: ex.headers.authorization, appCookie: ex.headers.cookie && cookieOf(ex, APP_COOKIE) },
       ownCookies: GATEWAY_COOKIES,
-    }, gw.clock.now(), record);
+    // The request's own time (the door read the clock as it came): one read of it less a request.
+    }, ex.receivedAt, record);
     if (record !== undefined) gw.records.passed(record);
     return upstream;
   };
