@@ -119,12 +119,16 @@ test('no head in time, an answer that stops, an answer cut short: each a failure
   });
   servers.push(svc.server);
   const pool = new H1Pool(svc.origin, { connections: 4, keepAliveMs: 30_000 });
+  const started = Date.now();
+  const timed = <T>(p: Promise<T>) => p.then((v) => ({ ...v, ms: Date.now() - started }));
   const [silent, stops, cut] = await Promise.all([
-    call(pool, { path: '/silent', headersTimeout: 300 }),
-    call(pool, { path: '/stops', bodyTimeout: 300 }),
+    timed(call(pool, { path: '/silent', headersTimeout: 300 })),
+    timed(call(pool, { path: '/stops', bodyTimeout: 300 })),
     call(pool, { path: '/cut' }),
   ]);
   assert.equal(silent.error?.code, 'UPSTREAM_HEADERS_TIMEOUT');
+  // Deadlines are counted from the sweep's time, plus a sweep: never before the limit.
+  assert.ok(silent.ms >= 300 && stops.ms >= 300, `timed out after ${silent.ms} and ${stops.ms} ms`);
   assert.equal(stops.error?.code, 'UPSTREAM_BODY_TIMEOUT');
   assert.equal(stops.status, 200, 'the head had come');
   assert.equal(cut.error?.code, 'UPSTREAM_PROTOCOL');
