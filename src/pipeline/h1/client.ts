@@ -209,6 +209,14 @@ export class H1Pool {
   #uploading = 0;
   readonly #uploadShare: number;
   #sweep: NodeJS.Timeout | null = null;
+  /**
+   * The time deadlines are counted from: read at each sweep and when the sweep starts, not at
+   * each step of each request (four reads a request, about 75 ns each on a virtual machine's
+   * clock; bench/RESULTS.md, "Fewer clock reads a request"). A deadline is this time plus the
+   * limit plus one sweep, so it is never early: a timeout fires between its limit and its limit
+   * plus two sweeps (half a second).
+   */
+  #now = 0;
   #closed = false;
   #drained: (() => void) | null = null;
 
@@ -593,15 +601,6 @@ export class H1Pool {
       this.#sweep = null;
     }
   }
-
-  /**
-   * The time deadlines are counted from: read at each sweep and when the sweep starts, not at
-   * each step of each request (four reads a request, about 75 ns each on a virtual machine's
-   * clock; bench/RESULTS.md, "Fewer clock reads a request"). A deadline is this time plus the
-   * limit plus one sweep, so it is never early: a timeout fires between its limit and its limit
-   * plus two sweeps (half a second).
-   */
-  #now = 0;
 
   /** The deadline `ms` from now, as the sweep counts it (see #now). */
   deadlineIn(ms: number): number {
