@@ -139,23 +139,89 @@ function isoOf(at: number): string {
 }
 
 /**
+ * A line's pieces that repeat from one line to the next, each kept with the values it was made
+ * of and made again only when one of them changed: the line's start for its millisecond, the
+ * method's, the route's, and everything from the outcome on (the same caller on the same route
+ * writes the same end of line). A line is then a handful of concatenations instead of some
+ * forty, each a node of the batch's rope to make and later to flatten (bench/RESULTS.md, "The
+ * access line's repeated pieces"). Values are compared, never trusted: a piece is reused only
+ * for the very values it was made of.
+ */
+let startAt = Number.NaN;
+let startText = '';
+let methodOf: string | null = null;
+let methodText = '';
+let routeEndpoint: string | null = null;
+let routeId: string | null = null;
+let routeText = ',"status":';
+let tailOutcome: string | null = null;
+let tailUser: string | null = null;
+let tailToken: string | null = null;
+let tailIp: string | null = null;
+let tailPlane: string | null = null;
+let tailSchedule: string | null = null;
+let tailText = '';
+
+/** `{"time":"…","type":"access"` for the entry's millisecond. */
+function lineStart(at: number): string {
+  if (at !== startAt) {
+    startText = `{"time":"${isoOf(at)}","type":"access"`;
+    startAt = at;
+  }
+  return startText;
+}
+
+/** `,"method":"GET","path":` */
+function methodPiece(method: string): string {
+  if (method !== methodOf) {
+    methodText = `,"method":${quoted(method)},"path":`;
+    methodOf = method;
+  }
+  return methodText;
+}
+
+/** `,"endpoint":…,"route":…,"status":`, the absent ones left out. */
+function routePiece(endpoint: string | null, route: string | null): string {
+  if (endpoint !== routeEndpoint || route !== routeId) {
+    let s = '';
+    if (endpoint !== null) s += `,"endpoint":${quoted(endpoint)}`;
+    if (route !== null) s += `,"route":${quoted(route)}`;
+    routeText = `${s},"status":`;
+    routeEndpoint = endpoint;
+    routeId = route;
+  }
+  return routeText;
+}
+
+/** `,"outcome":…` to the closing brace. */
+function tailPiece(e: AccessEntry): string {
+  if (e.outcome !== tailOutcome || e.user !== tailUser || e.token !== tailToken || e.ip !== tailIp || e.plane !== tailPlane || e.schedule !== tailSchedule) {
+    let s = `,"outcome":${quoted(e.outcome)}`;
+    if (e.user !== null) s += `,"user":${quoted(e.user)}`;
+    if (e.token !== null) s += `,"token":${quoted(e.token)}`;
+    if (e.ip !== null) s += `,"ip":${quoted(e.ip)}`;
+    s += `,"plane":${quoted(e.plane)}`;
+    if (e.schedule !== null) s += `,"schedule":${quoted(e.schedule)}`;
+    tailText = `${s}}`;
+    tailOutcome = e.outcome;
+    tailUser = e.user;
+    tailToken = e.token;
+    tailIp = e.ip;
+    tailPlane = e.plane;
+    tailSchedule = e.schedule;
+  }
+  return tailText;
+}
+
+/**
  * `JSON.stringify(accessFields(e))`, character for character, without the object in between,
  * appended to `s`: a batch is built as one string, with no string per line to join after.
  */
 function appendAccessJson(s: string, e: AccessEntry): string {
-  s += `{"time":"${isoOf(e.at)}","type":"access"`;
+  s += lineStart(e.at);
   if (e.traceId !== null) s += `,"trace_id":${quoted(e.traceId)}`;
-  s += `,"method":${quoted(e.method)},"path":${quoted(e.path)}`;
-  if (e.endpoint !== null) s += `,"endpoint":${quoted(e.endpoint)}`;
-  if (e.route !== null) s += `,"route":${quoted(e.route)}`;
   // Whole numbers both (a status; milliseconds rounded): written as JSON writes them.
-  s += `,"status":${e.status},"ms":${e.ms},"outcome":${quoted(e.outcome)}`;
-  if (e.user !== null) s += `,"user":${quoted(e.user)}`;
-  if (e.token !== null) s += `,"token":${quoted(e.token)}`;
-  if (e.ip !== null) s += `,"ip":${quoted(e.ip)}`;
-  s += `,"plane":${quoted(e.plane)}`;
-  if (e.schedule !== null) s += `,"schedule":${quoted(e.schedule)}`;
-  return `${s}}`;
+  return s + methodPiece(e.method) + quoted(e.path) + routePiece(e.endpoint, e.route) + e.status + ',"ms":' + e.ms + tailPiece(e);
 }
 
 /** An access record as one line in the startup format: JSON is the object of 2.7. */

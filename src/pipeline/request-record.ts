@@ -10,6 +10,8 @@
  * otherwise. Observers are told synchronously and must not throw or wait: anything slow they do
  * goes to their own queue (the audit recorder's one-way buffer).
  */
+// The module's binding: the global `performance` is a getter, run at each of the two reads a record makes.
+import { performance } from 'node:perf_hooks';
 import type { Identity, RouteView } from '../core/model.ts';
 import type { RequestHead } from '../http/exchange.ts';
 import type { Outcome } from '../log/access.ts';

@@ -228,6 +228,37 @@ test('accessLine text: the method is written as the other values are, quoted whe
   assert.match(accessLine(entry(), 'text'), / ACCESS GET \/orders\/42 200 12ms/);
 });
 
+test('accessLines: lines that share pieces with the line before are each still their own entry, field for field', () => {
+  // Small pools, so that consecutive entries often agree on all but one field: a piece reused
+  // for a value it was not made of would show as a line that differs from its entry.
+  let seed = 7;
+  const pick = <T>(xs: readonly T[]): T => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return xs[seed % xs.length]!;
+  };
+  const entries = Array.from({ length: 3_000 }, () => entry({
+    at: AT + pick([0, 0, 1, 2]),
+    traceId: pick([null, null, 'a'.repeat(32)]),
+    method: pick(['GET', 'GET', 'POST', 'Get']),
+    path: pick(['/orders/42', '/orders/"43"', '/雪']),
+    endpoint: pick([null, 'GET /orders/{id}']),
+    route: pick([null, 'orders', 'orders', 'or"ders']),
+    status: pick([200, 200, 404, 502]),
+    ms: pick([0, 1, 1, 12]),
+    outcome: pick(['ok', 'ok', 'refused', 'failed'] as const),
+    user: pick([null, 'alice', 'alice', 'bob']),
+    token: pick([null, 'ci', 'ci']),
+    ip: pick([null, '127.0.0.1', '127.0.0.1', '::1']),
+    plane: pick(['data', 'data', 'control', 'internal'] as const),
+    schedule: pick([null, null, 'nightly']),
+  }));
+  const lines = accessLines(entries, 'json').split('\n');
+  assert.equal(lines.length, entries.length);
+  entries.forEach((e, i) => assert.equal(lines[i], JSON.stringify(accessFields(e)), `line ${i}`));
+  // The same entries one line at a time, in another order, read the same.
+  for (let i = entries.length - 1; i >= 0; i -= 1) assert.equal(accessLine(entries[i]!, 'json'), lines[i]);
+});
+
 test('accessLines: a batch is its lines joined by newlines, each as JSON.stringify writes it, with nothing after the last', () => {
   const odd = ['plain', 'with "quotes"', 'line\nbreak', '雪', 'lone \ud800 surrogate', ''];
   const entries = [
