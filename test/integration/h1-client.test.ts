@@ -111,6 +111,28 @@ test('a header value or a path that would split the request is refused before a 
   await pool.close();
 });
 
+test('header lines kept from the request before are reused only for the same name and value at the same place', async () => {
+  const svc = await rawService((_head, socket) => socket.write('HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n'));
+  servers.push(svc.server);
+  const pool = new H1Pool(svc.origin, { connections: 1, keepAliveMs: 30_000 });
+  const lines = (head: string) => head.split('\r\n').slice(2).filter((l) => l !== '');
+  assert.equal((await call(pool, { path: '/1', headers: { 'x-a': 'one', 'x-b': 'two', authorization: 'Bearer first' } })).status, 200);
+  // The same names, one value changed into one that would split the request: refused, not the kept line.
+  const split = await call(pool, { path: '/2', headers: { 'x-a': 'one', 'x-b': 'two\r\nx-gateway-user: root', authorization: 'Bearer first' } });
+  assert.equal(split.error?.code, 'REQUEST_UNWRITABLE');
+  // The same values at other places, a value changed, a header left out: each line is its own.
+  assert.equal((await call(pool, { path: '/3', headers: { 'x-b': 'two', 'x-a': 'one', authorization: 'Bearer second' } })).status, 200);
+  assert.equal((await call(pool, { path: '/4', headers: { 'x-a': 'one', authorization: 'Bearer second' } })).status, 200);
+  assert.equal((await call(pool, { path: '/5', headers: { 'x-a': 'one', 'x-b': 'two', authorization: 'Bearer first' } })).status, 200);
+  assert.deepEqual(svc.heads.map(lines), [
+    ['x-a: one', 'x-b: two', 'authorization: Bearer first'],
+    ['x-b: two', 'x-a: one', 'authorization: Bearer second'],
+    ['x-a: one', 'authorization: Bearer second'],
+    ['x-a: one', 'x-b: two', 'authorization: Bearer first'],
+  ]);
+  await pool.close();
+});
+
 test('no head in time, an answer that stops, an answer cut short: each a failure with its code', async () => {
   const svc = await rawService((head, socket) => {
     if (head.startsWith('GET /silent')) return;
