@@ -4,6 +4,7 @@ import type { AccessEntry } from '../../src/log/access.ts';
 import { accessAgent, accessFields, accessLine, accessLines, appAgent, appLine, jsonLine, safeJson, type LogResource } from '../../src/log/format.ts';
 import type { LogRecord } from '../../src/log/record.ts';
 import type { LogLevel } from '../../src/settings/settings.ts';
+import { mulberry32 } from '../helpers/random.ts';
 
 const TIME = '2026-03-01T10:20:30.456Z';
 const AT = Date.parse(TIME);
@@ -231,11 +232,8 @@ test('accessLine text: the method is written as the other values are, quoted whe
 test('accessLines: lines that share pieces with the line before are each still their own entry, field for field', () => {
   // Small pools, so that consecutive entries often agree on all but one field: a piece reused
   // for a value it was not made of would show as a line that differs from its entry.
-  let seed = 7;
-  const pick = <T>(xs: readonly T[]): T => {
-    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
-    return xs[seed % xs.length]!;
-  };
+  const random = mulberry32(7);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
   const entries = Array.from({ length: 3_000 }, () => entry({
     at: AT + pick([0, 0, 1, 2]),
     traceId: pick([null, null, 'a'.repeat(32)]),
