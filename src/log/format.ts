@@ -142,10 +142,10 @@ function isoOf(at: number): string {
  * A line's pieces that repeat from one line to the next, each kept with the values it was made
  * of and made again only when one of them changed: the line's start for its millisecond, the
  * method's, the route's, and everything from the outcome on (the same caller on the same route
- * writes the same end of line). A line is then a handful of concatenations instead of some
- * forty, each a node of the batch's rope to make and later to flatten (bench/RESULTS.md, "The
- * access line's repeated pieces"). Values are compared, never trusted: a piece is reused only
- * for the very values it was made of.
+ * writes the same end of line). A line is then about nine concatenations instead of about
+ * twenty-four, each a node of the batch's rope to make and later to flatten (bench/RESULTS.md,
+ * "Where the access log's cost lies, and pieces made once"). Values are compared, never trusted:
+ * a piece is reused only for the very values it was made of.
  */
 let startAt = Number.NaN;
 let startText = '';

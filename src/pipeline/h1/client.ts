@@ -184,7 +184,7 @@ class Exchange implements Dispatcher.DispatchController, ParserSink {
   }
 }
 
-/** Header lines of the last request a pool keeps for the next (H1Pool #lines). */
+/** Header lines of the last request a pool keeps for the next (`H1Pool`, its `#lines`). */
 const LINES_KEPT = 32;
 
 /** A body that goes out in pieces as the caller sends it (not one buffer read whole before the call). */
@@ -224,7 +224,8 @@ export class H1Pool {
    * The header lines of the last request by place, with the name and value each was made of.
    * Requests through one pool mostly carry the same headers in the same order (the same callers,
    * the gateway's forwarded and identity headers): a line is checked and made once, and reused
-   * while the same name and value come at the same place (bench/RESULTS.md, "Pieces made once").
+   * while the same name and value come at the same place (bench/RESULTS.md, "Where the access
+   * log's cost lies, and pieces made once").
    */
   readonly #lineNames: string[] = [];
   readonly #lineValues: string[] = [];
