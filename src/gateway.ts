@@ -142,15 +142,28 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
       cleanups.push(() => name.release());
     }
 
-    // Started first and stopped last: whatever the other parts record while they stop is written.
+    // Stopped last: whatever the other parts record while they stop is written.
     const audit = new AuditClient({
       store: storeOptions, log, clock, node: settings.nodeName, licensed: isLicensed(settings), otlpEndpoint: settings.otlpEndpoint ?? null,
     });
     cleanups.push(() => audit.stop());
-    await audit.start();
     const config = new ConfigClient({ store: storeOptions, log, clock, masterKey, node: settings.nodeName, onAuditWritten: (rows) => audit.written(rows) });
     cleanups.push(() => config.stop());
-    await config.start();
+    const certs = new CertClient({
+      store: storeOptions, log, clock, masterKey, node: settings.nodeName, dataDir: settings.dataDir,
+      internalNames: settings.internalNames, onAuditWritten: (rows) => audit.written(rows), licensed: isLicensed(settings),
+      mail: settings.smtpUrl ? { url: settings.smtpUrl, from: settings.smtpFrom, to: settings.digestTo } : null,
+      digestHorizonDays: settings.digestHorizonDays,
+    });
+    cleanups.push(() => certs.stop());
+    const metrics = new MetricsClient({ store: storeOptions, log, clock, node: settings.nodeName });
+    cleanups.push(() => metrics.stop());
+    // Each of these opens the store and reads its own tables, none waits on another (what one tells
+    // another before it is ready waits in that one's queue): a worker's start is mostly loading its
+    // modules, so started together they take the time of the slowest instead of the sum. The
+    // scheduler follows: a turn due at once makes its call through the configuration and the
+    // certificates' views.
+    await startTogether([audit, config, certs, metrics]);
     if (declared) {
       let applied: { created: number; updated: number };
       try {
@@ -162,14 +175,6 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     }
     logs.follow(config.view.logs);
     config.view.onSnapshot(() => logs.follow(config.view.logs));
-    const certs = new CertClient({
-      store: storeOptions, log, clock, masterKey, node: settings.nodeName, dataDir: settings.dataDir,
-      internalNames: settings.internalNames, onAuditWritten: (rows) => audit.written(rows), licensed: isLicensed(settings),
-      mail: settings.smtpUrl ? { url: settings.smtpUrl, from: settings.smtpFrom, to: settings.digestTo } : null,
-      digestHorizonDays: settings.digestHorizonDays,
-    });
-    cleanups.push(() => certs.stop());
-    await certs.start();
     // The pools begin with the snapshot the start delivered and follow every later one (trusted
     // authorities, origins no route uses any more) from here, before any call can be made.
     const pools = new UpstreamPools(config.view.trustedAuthorities, (state, origin, detail) => {
@@ -181,9 +186,6 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
       pools.trust(config.view.trustedAuthorities);
       pools.retain(new Set(config.view.origins.values()));
     });
-    const metrics = new MetricsClient({ store: storeOptions, log, clock, node: settings.nodeName });
-    cleanups.push(() => metrics.stop());
-    await metrics.start();
     metrics.declare([...config.view.routesById.values()]);
     config.view.onSnapshot(() => metrics.declare([...config.view.routesById.values()]));
     // Observers join once the context exists; scheduled calls and every plane share the records.
@@ -298,4 +300,14 @@ export async function startGateway(settings: Settings, opts: StartOptions): Prom
     await cleanup();
     throw err;
   }
+}
+
+/**
+ * Starts each part and waits for all of them: a failure is thrown once every start has ended, so
+ * the cleanup that follows never stops a part still starting.
+ */
+async function startTogether(parts: ReadonlyArray<{ start(): Promise<void> }>): Promise<void> {
+  const ended = await Promise.allSettled(parts.map((p) => p.start()));
+  const failed = ended.find((e): e is PromiseRejectedResult => e.status === 'rejected');
+  if (failed) throw failed.reason;
 }

@@ -2,7 +2,10 @@
  * MikroORM entities, defined without decorators so tsx and tsc read them alike. Times are epoch
  * milliseconds (bigint columns read as numbers): the same on SQLite and PostgreSQL.
  */
-import { defineEntity, type InferEntity } from '@mikro-orm/core';
+import type { InferEntity } from '@mikro-orm/core';
+import { orm } from './packages.ts';
+
+const { defineEntity } = orm;
 
 export const Account = defineEntity({
   name: 'Account',

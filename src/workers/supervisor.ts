@@ -53,7 +53,7 @@ export interface ActorHostOptions<Init, Event> {
 }
 
 /**
- * A healthy actor is ready in well under a second compiled, a few seconds through tsx or behind a
+ * A healthy actor is ready in about a second compiled, a few seconds through tsx or behind a
  * busy database (SQLite waits 5 s on a lock). A minute is far past that, and still short enough
  * that a process manager sees a failed boot instead of a gateway that never listens.
  */

@@ -1,7 +1,7 @@
 /** SchedulesActor, worker side: the schedule resource and its history. */
 import { runActor } from '../../workers/actor-runtime.ts';
 import { openStore } from '../../store/orm.ts';
-import { LockMode } from '@mikro-orm/core';
+import { orm } from '../../store/packages.ts';
 import { Schedule, ScheduleRun, Token } from '../../store/entities.ts';
 import { GatewayError, invalidField } from '../../http/errors.ts';
 import { newId } from '../../core/secrets.ts';
@@ -18,6 +18,8 @@ import { retryBusy } from '../../store/busy.ts';
 import { Sweeper } from './sweeper.ts';
 import { readSchedulerSettings, writeSchedulerSettings } from './settings.ts';
 import type { FeedEvent } from './messages.ts';
+
+const { LockMode } = orm;
 
 runActor<SchedulesInit, SchedulesCalls, SchedulesEvent, SchedulesTells>(async (init, ctx) => {
   const store = await openStore({ ...init.store, poolSize: 4 }, { log: ctx.log });
@@ -55,12 +57,12 @@ runActor<SchedulesInit, SchedulesCalls, SchedulesEvent, SchedulesTells>(async (i
   };
   const changed = (schedule: ScheduleRecord) => feed.publish({ type: 'schedule.changed', schedule });
   /** One schedule within the caller's perimeter; another token's schedule does not exist for it. */
-  const find = async (em: ReturnType<typeof store.em>, id: string, owner: Owner, options: { lockMode?: LockMode.PESSIMISTIC_WRITE } = {}) =>
+  const find = async (em: ReturnType<typeof store.em>, id: string, owner: Owner, options: { lockMode?: typeof LockMode.PESSIMISTIC_WRITE } = {}) =>
     em.findOne(Schedule, owner === null ? { id } : { id, tokenId: owner }, options);
 
   // On PostgreSQL the row stays locked until the change commits: an outcome the engine writes
   // meanwhile (FOR UPDATE too) waits for it, instead of one of them writing over the other.
-  const lock = store.driver === 'postgresql' ? { lockMode: LockMode.PESSIMISTIC_WRITE as const } : {};
+  const lock = store.driver === 'postgresql' ? { lockMode: LockMode.PESSIMISTIC_WRITE as typeof LockMode.PESSIMISTIC_WRITE } : {};
   /**
    * A token holds at most `perToken` schedules that may still fire (settings). On PostgreSQL the
    * token's row is locked first, so that writes of one token on two nodes count one after the

@@ -11,7 +11,8 @@ import type { Clock, Timer } from '../../clock/clock.ts';
 import type { Logger } from '../../log/logger.ts';
 import { errorAttrs } from '../../log/logger.ts';
 import type { Store } from '../../store/orm.ts';
-import { LockMode, type EntityManager } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/core';
+import { orm } from '../../store/packages.ts';
 import { Schedule, ScheduleRun, Token, VaultEntry } from '../../store/entities.ts';
 import { listen, notify, type Listener } from '../../store/notify.ts';
 import { newId } from '../../core/secrets.ts';
@@ -25,6 +26,8 @@ import { runRecord } from './records.ts';
 import { endedLeases, nextWake, takeDueTurns, type DueRow } from './claims.ts';
 import { markWaiting, writeOutcomes, type OutcomeRow, type RunRow } from './outcome-rows.ts';
 import type { FeedEvent } from './messages.ts';
+
+const { LockMode } = orm;
 
 const seconds = (ms: number): number => Math.floor(ms / 1000);
 
@@ -737,7 +740,7 @@ export class Engine {
    */
   async #batch(ids: readonly string[], now: number, change: (s: Schedule, tx: EntityManager) => FeedEvent | 'changed' | null): Promise<void> {
     if (ids.length === 0) return;
-    const lock = this.o.store.driver === 'postgresql' ? { lockMode: LockMode.PESSIMISTIC_WRITE as const } : {};
+    const lock = this.o.store.driver === 'postgresql' ? { lockMode: LockMode.PESSIMISTIC_WRITE as typeof LockMode.PESSIMISTIC_WRITE } : {};
     const written = await this.#retried('writing schedules', () => this.o.store.em().transactional(async (tx) => {
       const out: Array<{ s: Schedule; result: FeedEvent | 'changed' }> = [];
       const rows = await tx.find(Schedule, { id: { $in: [...ids] } }, { orderBy: { id: 'asc' }, ...lock });

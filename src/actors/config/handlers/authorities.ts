@@ -1,4 +1,4 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { orm } from '../../../store/packages.ts';
 import { GatewayError } from '../../../http/errors.ts';
 import { TrustedAuthority } from '../../../store/entities.ts';
 import { newId } from '../../../core/secrets.ts';
@@ -41,7 +41,7 @@ export function authorityHandlers(deps: WriteDeps): ActorHandlers<AuthorityCalls
           await em.flush();
         } catch (err) {
           // Another node took the name between the look and the insert.
-          if (err instanceof UniqueConstraintViolationException) throw nameTaken(name);
+          if (err instanceof orm.UniqueConstraintViolationException) throw nameTaken(name);
           throw err;
         }
         const record = authorityRecord(row);
