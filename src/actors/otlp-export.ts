@@ -7,12 +7,35 @@
 import { randomBytes } from 'node:crypto';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import { ROOT_CONTEXT, TraceFlags, trace, type Context } from '@opentelemetry/api';
-import { SeverityNumber, type Logger } from '@opentelemetry/api-logs';
-import { LoggerProvider, type LogRecordProcessor, type ReadableLogRecord, type SdkLogRecord } from '@opentelemetry/sdk-logs';
-import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
+import type { Context } from '@opentelemetry/api';
+import type { Logger, SeverityNumber } from '@opentelemetry/api-logs';
+import type { LoggerProvider, LogRecordProcessor, ReadableLogRecord, SdkLogRecord } from '@opentelemetry/sdk-logs';
+import type { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
 import { traceIdOf, type PushRecord } from './otlp-record.ts';
+import { loadPackage } from '../packages.ts';
+
+let otel: {
+  readonly api: typeof import('@opentelemetry/api');
+  readonly apiLogs: typeof import('@opentelemetry/api-logs');
+  readonly sdk: typeof import('@opentelemetry/sdk-logs');
+  readonly exporter: typeof import('@opentelemetry/exporter-logs-otlp-http');
+  readonly resources: typeof import('@opentelemetry/resources');
+} | undefined;
+
+/**
+ * The OpenTelemetry packages, loaded by the first export made: the actors that push (the audit
+ * trail, the logs) start without them while no collector is set, which spares each start about
+ * 150 ms and their memory. Loaded with `require` (src/packages.ts says why).
+ */
+function packages(): NonNullable<typeof otel> {
+  return (otel ??= {
+    api: loadPackage('@opentelemetry/api'),
+    apiLogs: loadPackage('@opentelemetry/api-logs'),
+    sdk: loadPackage('@opentelemetry/sdk-logs'),
+    exporter: loadPackage('@opentelemetry/exporter-logs-otlp-http'),
+    resources: loadPackage('@opentelemetry/resources'),
+  });
+}
 
 export type AttemptOutcome = 'sent' | 'refused' | 'unreachable';
 
@@ -61,15 +84,16 @@ export class OtlpExport {
   private emitted: SdkLogRecord | null = null;
 
   constructor(o: OtlpExportOptions) {
-    this.exporter = new OTLPLogExporter({
+    const { exporter, sdk, resources } = packages();
+    this.exporter = new exporter.OTLPLogExporter({
       url: logsUrl(o.endpoint),
       timeoutMillis: o.timeoutMs,
       // Our own agent, so that shutdown closes its kept-alive sockets.
       httpAgentOptions: (protocol) => (this.agent = protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true })),
     });
     this.oneRequestPerAttempt = withoutInternalRetries(this.exporter);
-    this.provider = new LoggerProvider({
-      resource: resourceFromAttributes({ ...o.resource }),
+    this.provider = new sdk.LoggerProvider({
+      resource: resources.resourceFromAttributes({ ...o.resource }),
       // An audited operation carries as many audit.field.* attributes as its rules name: keep them all.
       logRecordLimits: { attributeCountLimit: Number.MAX_SAFE_INTEGER, attributeValueLengthLimit: Infinity },
       processors: [new HandOver((record) => { this.emitted = record; })],
@@ -84,11 +108,11 @@ export class OtlpExport {
     this.logger.emit({
       timestamp: r.timestamp,
       observedTimestamp: observedAt,
-      severityNumber: (r.severityNumber ?? SeverityNumber.INFO) as SeverityNumber,
+      severityNumber: (r.severityNumber ?? packages().apiLogs.SeverityNumber.INFO) as SeverityNumber,
       severityText: r.severityText ?? (r.severityNumber === undefined ? 'INFO' : undefined),
       body: r.body,
       attributes: r.attributes,
-      context: traceId ? traceContext(traceId) : ROOT_CONTEXT,
+      context: traceId ? traceContext(traceId) : packages().api.ROOT_CONTEXT,
     });
     // The processor's onEmit ran synchronously inside emit() and set it.
     const record = this.emitted as SdkLogRecord | null;
@@ -158,6 +182,7 @@ export function withoutInternalRetries(exporter: OTLPLogExporter): boolean {
 function traceContext(traceId: string): Context {
   let spanId = randomBytes(8).toString('hex');
   while (/^0+$/.test(spanId)) spanId = randomBytes(8).toString('hex');
+  const { trace, ROOT_CONTEXT, TraceFlags } = packages().api;
   return trace.setSpanContext(ROOT_CONTEXT, { traceId, spanId, traceFlags: TraceFlags.SAMPLED, isRemote: true });
 }
 

@@ -4,7 +4,11 @@
  * about 0.4 % at p95) for 14 KiB a histogram, where three digits cost 93 KiB. 32-bit counts, no
  * auto-resize and the packed layout never (it is several times slower to record).
  */
-import { build, decodeFromCompressedBase64, encodeIntoCompressedBase64, type Histogram } from 'hdr-histogram-js';
+import type { Histogram } from 'hdr-histogram-js';
+import { loadPackage } from '../../packages.ts';
+
+// Loaded with `require` (src/packages.ts): the package is one large file for the export lexer.
+const { build, decodeFromCompressedBase64, encodeIntoCompressedBase64 } = loadPackage<typeof import('hdr-histogram-js')>('hdr-histogram-js');
 
 export type { Histogram };
 
