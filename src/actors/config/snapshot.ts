@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/core';
-import { Account, Change, Organisation, Role, Route, Session, SettingRow, SigningKeyRow, Token, TrustedAuthority } from '../../store/entities.ts';
+import { Account, Organisation, Role, Route, Session, SettingRow, SigningKeyRow, Token, TrustedAuthority } from '../../store/entities.ts';
 import { readLogSettings } from '../../core/logs/log-settings.ts';
 import { LOGS_KEY } from './handlers/logs.ts';
 import type { IdentityMode } from '../../core/model.ts';
@@ -76,7 +76,10 @@ const MARK_WINDOW = 64;
  * changes one actor folds in (the CertActor reads only `tls`).
  */
 export async function changeMark(em: EntityManager, kinds?: readonly string[]): Promise<string> {
-  const where = kinds ? { kind: { $in: [...kinds] } } : {};
-  const rows = await em.find(Change, where, { orderBy: { id: 'desc' }, fields: ['id'], limit: MARK_WINDOW });
-  return rows.map((r) => r.id).join(',');
+  // A plain statement: the ORM's find made 64 entities to read 64 ids (about 1-5 ms, at every poll
+  // of both actors and at every write's publish).
+  const where = kinds ? ` where kind in (${kinds.map(() => '?').join(', ')})` : '';
+  const rows = (await em.getConnection().execute(
+    `select id from changes${where} order by id desc limit ${MARK_WINDOW}`, kinds ? [...kinds] : [], 'all')) as Array<{ id: number | string }>;
+  return rows.map((r) => String(r.id)).join(',');
 }
