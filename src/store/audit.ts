@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/core';
 import type { Store } from './orm.ts';
 import type { SweepLines } from './audit-retention.ts';
+import { json, str } from './rows.ts';
 
 export type { SweepLines };
 
@@ -309,10 +310,6 @@ export async function queryEvents(store: Store, q: AuditQuery): Promise<AuditRow
   const rows = await store.em().getConnection().execute(sql, params, 'all') as Array<Record<string, unknown>>;
   return rows.map(auditRow);
 }
-
-const str = (v: unknown): string | null => (v == null ? null : String(v));
-/** JSON comes back parsed from PostgreSQL and as text from SQLite. */
-const json = (v: unknown): unknown => (v == null ? null : typeof v === 'string' ? JSON.parse(v) : v);
 
 function auditRow(r: Record<string, unknown>): AuditRow {
   return {
