@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/core';
 import type { Store } from './orm.ts';
 import type { SweepLines } from './audit-retention.ts';
-import { json, str } from './rows.ts';
+import { json, selectRows, str } from './rows.ts';
 
 export type { SweepLines };
 
@@ -307,7 +307,7 @@ export async function queryEvents(store: Store, q: AuditQuery): Promise<AuditRow
   params.push(limit);
   const sql = `select ${COLUMNS.map(([, column]) => column).join(', ')} from audit_events
     ${where.length > 0 ? `where ${where.join(' and ')}` : ''} order by id desc limit ?`;
-  const rows = await store.em().getConnection().execute(sql, params, 'all') as Array<Record<string, unknown>>;
+  const rows = await selectRows(store.em(), sql, params);
   return rows.map(auditRow);
 }
 

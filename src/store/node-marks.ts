@@ -4,6 +4,7 @@
  * database's own, so nodes whose clocks differ (or stand still under test) agree on who is alive.
  */
 import type { Store } from './orm.ts';
+import { selectRows } from './rows.ts';
 
 /** A node heard from within this long is waited for; one silent longer is taken for gone. */
 export const NODE_ALIVE_MS = 15_000;
@@ -15,14 +16,10 @@ export type Served = 'config' | 'certs';
 
 const DB_NOW_MS = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
 
-async function run(store: Store, sql: string, params: unknown[]): Promise<Array<Record<string, unknown>>> {
-  return (await store.em().getConnection().execute(sql, params, 'all')) as Array<Record<string, unknown>>;
-}
-
 /** This node's `what` now holds the changes up to `changeId`. */
 export async function markNode(store: Store, node: string, what: Served, changeId: number): Promise<void> {
   if (store.driver !== 'postgresql') return;
-  await run(store, `insert into node_marks (node, what, change_id, at) values (?, ?, ?, ${DB_NOW_MS})
+  await selectRows(store.em(), `insert into node_marks (node, what, change_id, at) values (?, ?, ?, ${DB_NOW_MS})
     on conflict (node, what) do update set change_id = greatest(node_marks.change_id, excluded.change_id), at = excluded.at`, [node, what, changeId]);
 }
 
@@ -33,12 +30,12 @@ export async function markNode(store: Store, node: string, what: Served, changeI
  */
 export async function nodesBehind(store: Store, node: string, what: Served, changeId: number): Promise<string[]> {
   if (store.driver !== 'postgresql') return [];
-  const rows = await run(store, `select node from node_marks where what = ? and node <> ? and change_id < ? and at > ${DB_NOW_MS} - ?`, [what, node, changeId, NODE_ALIVE_MS]);
+  const rows = await selectRows(store.em(), `select node from node_marks where what = ? and node <> ? and change_id < ? and at > ${DB_NOW_MS} - ?`, [what, node, changeId, NODE_ALIVE_MS]);
   return rows.map((r) => String(r.node));
 }
 
 /** A node stopping cleanly is no longer waited for. */
 export async function forgetNode(store: Store, node: string, what: Served): Promise<void> {
   if (store.driver !== 'postgresql') return;
-  await run(store, 'delete from node_marks where node = ? and what = ?', [node, what]);
+  await selectRows(store.em(), 'delete from node_marks where node = ? and what = ?', [node, what]);
 }

@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { MikroORM, EntityManager } from '@mikro-orm/core';
 import { ENTITIES } from './entities.ts';
-import { drivers } from './packages.ts';
+import { onOpen } from './packages.ts';
 
 /** What a thread needs to open the store: plain data, so it crosses to workers. */
 export interface StoreOptions {
@@ -107,7 +107,7 @@ const SQLITE_BUSY_TIMEOUT_MS = 5000;
 
 export async function openStore(options: StoreOptions, open: OpenOptions = {}): Promise<Store> {
   const migrations = open.migrations
-    ? await Promise.all([drivers.migrations(), import('./migrations/index.ts')]).then(([m, list]) => ({
+    ? await Promise.all([onOpen.migrations(), import('./migrations/index.ts')]).then(([m, list]) => ({
         extensions: [m.Migrator],
         migrations: { migrationsList: list.MIGRATIONS, tableName: MIGRATIONS_TABLE, snapshot: false, silent: true },
       }))
@@ -127,7 +127,7 @@ export async function openStore(options: StoreOptions, open: OpenOptions = {}): 
   // Each thread loads only the driver it uses (the other one is another 10-14 MB).
   if (options.databaseUrl) {
     driver = 'postgresql';
-    const { MikroORM: PostgresORM } = drivers.postgresql();
+    const { MikroORM: PostgresORM } = onOpen.postgresql();
     try {
       orm = await PostgresORM.init({
         ...common,
@@ -146,8 +146,8 @@ export async function openStore(options: StoreOptions, open: OpenOptions = {}): 
     driver = 'sqlite';
     mkdirSync(options.dataDir, { recursive: true });
     beginImmediate();
-    retireFailedConnections(drivers.knex().LibSqlKnexDialect as unknown as Parameters<typeof retireFailedConnections>[0]);
-    const { MikroORM: LibSqlORM } = drivers.libsql();
+    retireFailedConnections(onOpen.knex().LibSqlKnexDialect as unknown as Parameters<typeof retireFailedConnections>[0]);
+    const { MikroORM: LibSqlORM } = onOpen.libsql();
     orm = await LibSqlORM.init({
       ...common,
       dbName: sqliteFile(options.dataDir),

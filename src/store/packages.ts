@@ -3,8 +3,8 @@ import { loadPackage } from '../packages.ts';
 
 export const orm = loadPackage<typeof import('@mikro-orm/core')>('@mikro-orm/core');
 
-/** The driver a thread uses, loaded when it opens the store (each is another 10-14 MB). */
-export const drivers = {
+/** Loaded when a thread opens the store: the driver it uses (each is another 10-14 MB), the migrator for the boot's task. */
+export const onOpen = {
   postgresql: () => loadPackage<typeof import('@mikro-orm/postgresql')>('@mikro-orm/postgresql'),
   libsql: () => loadPackage<typeof import('@mikro-orm/libsql')>('@mikro-orm/libsql'),
   knex: () => loadPackage<typeof import('@mikro-orm/knex')>('@mikro-orm/knex'),

@@ -93,7 +93,6 @@ export async function changeMark(em: EntityManager, kinds?: readonly string[]): 
   // A plain statement: the ORM's find made 64 entities to read 64 ids (about 1-5 ms, at every poll
   // of both actors and at every write's publish).
   const where = kinds ? ` where kind in (${kinds.map(() => '?').join(', ')})` : '';
-  const rows = (await em.getConnection().execute(
-    `select id from changes${where} order by id desc limit ${MARK_WINDOW}`, kinds ? [...kinds] : [], 'all')) as Array<{ id: number | string }>;
+  const rows = await selectRows(em, `select id from changes${where} order by id desc limit ${MARK_WINDOW}`, kinds ?? []);
   return rows.map((r) => String(r.id)).join(',');
 }

@@ -7,6 +7,7 @@
  * cluster take different turns instead of queueing on the same ones.
  */
 import type { Store } from '../../store/orm.ts';
+import { selectRows } from '../../store/rows.ts';
 
 /** A due turn as read: what deciding and making the call need. */
 export interface DueRow {
@@ -103,8 +104,7 @@ function bucketFilter(buckets: readonly number[] | null): string {
   return buckets ? ` and bucket in (${buckets.map((b) => Math.trunc(b)).join(',')})` : '';
 }
 
-const rowsOf = async (store: Store, sql: string, params: unknown[]) =>
-  (await store.em().getConnection().execute(sql, params, 'all')) as Array<Record<string, unknown>>;
+const rowsOf = (store: Store, sql: string, params: unknown[]) => selectRows(store.em(), sql, params);
 
 /** The earliest owed turn and the earliest lease end of these buckets, epoch ms (one round trip). */
 export async function nextWake(store: Store, buckets: readonly number[] | null): Promise<{ turn: number | null; lease: number | null }> {

@@ -1,11 +1,11 @@
-import { drivers } from '../packages.ts';
+import { onOpen } from '../packages.ts';
 import type { Knex } from '@mikro-orm/knex';
 
 /**
  * Migrations are written with knex's schema builder, so one migration serves SQLite and
  * PostgreSQL: `schema()` queues the builder's statements for this migration.
  */
-export abstract class SchemaMigration extends drivers.migrations().Migration {
+export abstract class SchemaMigration extends onOpen.migrations().Migration {
   protected get knex(): Knex {
     return this.getKnex() as unknown as Knex;
   }
