@@ -17,6 +17,8 @@ export interface RequestHead {
   readonly secure: boolean;
   /** Clock time the request arrived. */
   readonly receivedAt: number;
+  /** The monotonic clock (`performance.now()`) when it arrived: the request record's start. */
+  readonly receivedMono: number;
 }
 
 /**

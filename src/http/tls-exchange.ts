@@ -5,6 +5,7 @@
  * closures: as on the plain doors, where that was worth several per cent of the data plane's CPU
  * (bench/RESULTS.md, "What changed on the request path").
  */
+import { performance } from 'node:perf_hooks';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../clock/clock.ts';
 import type { PlaneName } from '../settings/settings.ts';
@@ -47,6 +48,7 @@ export class TlsExchange implements Exchange {
   /** node:http reads chunked bodies strictly: this door takes them. */
   readonly lengthRequired = false;
   readonly receivedAt: number;
+  readonly receivedMono: number;
   aborted = false;
   responded = false;
   status = 0;
@@ -85,7 +87,8 @@ export class TlsExchange implements Exchange {
     this.path = q === -1 ? url : url.slice(0, q);
     this.query = q === -1 ? '' : url.slice(q + 1);
     this.remoteAddress = peerAddress(req.socket);
-    this.receivedAt = clock.now();
+    this.receivedMono = performance.now();
+    this.receivedAt = clock.at(this.receivedMono);
     (res as Tracked)[EXCHANGE] = this;
     res.on('close', onResponseClose);
   }

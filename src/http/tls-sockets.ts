@@ -3,6 +3,7 @@
  * buffering limit and pings as on the plain doors (uws-door.ts), so a feed works the same over
  * either door.
  */
+import { performance } from 'node:perf_hooks';
 import type { Server } from 'node:http';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -74,10 +75,11 @@ export function serveTlsSockets(server: Server, opts: DoorOptions, door: { begin
   server.on('upgrade', (req: IncomingMessage, raw: Duplex, head: Buffer) => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
+    const mono = performance.now();
     const request: SocketRequest = {
       plane: opts.plane, method: (req.method ?? 'GET').toUpperCase(), path: q === -1 ? url : url.slice(0, q),
       query: q === -1 ? '' : url.slice(q + 1), headers: readNodeHeaders(req), remoteAddress: peerAddress(req.socket),
-      secure: true, receivedAt: opts.clock.now(),
+      secure: true, receivedAt: opts.clock.at(mono), receivedMono: mono,
     };
     const route = routes.get(request.path);
     if (!route) {

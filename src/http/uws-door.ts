@@ -6,6 +6,7 @@
 // First: it sets what uWS reads from the environment when it loads.
 import './uws-limits.ts';
 import * as uWS from 'uWebSockets.js';
+import { performance } from 'node:perf_hooks';
 import type { Clock } from '../clock/clock.ts';
 import type { PlaneName } from '../settings/settings.ts';
 import { formatAddress } from '../settings/address.ts';
@@ -143,6 +144,7 @@ function addSocketRoutes(app: uWS.TemplatedApp, opts: DoorOptions, door: {
       upgrade: (res, req, context) => {
         const finish = door.begin();
         const headers = readHeaders(req);
+        const mono = performance.now();
         const request: SocketRequest = {
           plane: opts.plane,
           method: req.getCaseSensitiveMethod().toUpperCase(),
@@ -151,7 +153,8 @@ function addSocketRoutes(app: uWS.TemplatedApp, opts: DoorOptions, door: {
           headers,
           remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
           secure: false,
-          receivedAt: opts.clock.now(),
+          receivedAt: opts.clock.at(mono),
+          receivedMono: mono,
         };
         const key = headers['sec-websocket-key'] ?? '';
         const extensions = headers['sec-websocket-extensions'] ?? '';
@@ -238,7 +241,9 @@ export function openUwsDoor(opts: DoorOptions): Door {
   addSocketRoutes(app, opts, { begin: () => flight.begin(), draining: () => flight.draining, open: sockets });
 
   app.any('/*', (res, req) => {
-    const ex = new UwsExchange(res, req, opts.plane, flight, opts.clock.now());
+    // One clock read per request: the receipt time and the request record's start.
+    const mono = performance.now();
+    const ex = new UwsExchange(res, req, opts.plane, flight, opts.clock.at(mono), mono);
     if (ex.ambiguousFraming) {
       // Cut without an answer (two framings): what a proxy in front read as the next request may be
       // this parser's body, or the other way round, and nothing past this head is to be read. A

@@ -117,6 +117,7 @@ export class UwsExchange implements Exchange {
     readonly plane: PlaneName,
     private readonly flight: InFlight,
     now: number,
+    readonly receivedMono: number,
   ) {
     flight.enter();
     const headers = readHeaders(req);

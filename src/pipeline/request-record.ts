@@ -61,7 +61,7 @@ export class RequestRecord {
 
   constructor(
     readonly head: RequestHead,
-    /** performance.now() at open. */
+    /** performance.now() when the request arrived (the door's reading). */
     readonly start: number,
   ) {}
 
@@ -110,7 +110,7 @@ export class RequestRecords {
       if (this.observers[i]!.listening()) listeners |= 1 << i;
     }
     if (listeners === 0) return undefined;
-    const record = new RequestRecord(head, performance.now());
+    const record = new RequestRecord(head, head.receivedMono);
     record.listeners = listeners;
     return record;
   }

@@ -7,6 +7,7 @@
  * headers never pass); identity reaches the service as the route declares; no token is on the
  * wire. Every outcome comes back as a status and the sentence a person reads.
  */
+import { performance } from 'node:perf_hooks';
 import { GATEWAY_COOKIES } from '../http/gateway-headers.ts';
 import { withoutEchoes } from '../core/vault/echoes.ts';
 import { STATUS_CODES } from 'node:http';
@@ -96,7 +97,7 @@ function openRecord(records: RequestRecords | undefined, call: ScheduledCall, no
   const query = call.path.indexOf('?');
   const record = records?.open({
     plane: 'internal', method: call.method, path: query < 0 ? call.path : call.path.slice(0, query), query: query < 0 ? '' : call.path.slice(query + 1),
-    headers: NO_HEADERS, remoteAddress: '', secure: false, receivedAt: now,
+    headers: NO_HEADERS, remoteAddress: '', secure: false, receivedAt: now, receivedMono: performance.now(),
   });
   if (record !== undefined) record.schedule = call.scheduleId;
   return record;

@@ -20,14 +20,7 @@ export function trafficMetrics(gw: GatewayContext): RecordObserver {
       const head = r.head;
       if (r.schedule === null && (head.plane !== 'data' || isProbe(head.path))) return;
       const ms = r.end - r.start;
-      gw.metrics.record({
-        route: r.route?.id ?? null,
-        method: head.method,
-        path: r.servicePath,
-        outcome: outcomeOf(r),
-        us: Math.max(1, Math.round(ms * 1000)),
-        at: head.receivedAt + Math.round(ms),
-      });
+      gw.metrics.record(r.route?.id ?? null, head.method, r.servicePath, outcomeOf(r), Math.max(1, Math.round(ms * 1000)), head.receivedAt + Math.round(ms));
     },
   };
 }

@@ -77,9 +77,9 @@ async function startNode(db: TestDatabase, name: string, startAt?: number): Prom
   // The node's own measure of each exchange, to compute the exact percentiles over all of them;
   // the record still goes to the ring as it would.
   const record = metrics.record.bind(metrics);
-  metrics.record = (input) => {
-    told.push(input);
-    return record(input);
+  metrics.record = (route, method, path, outcome, us, at) => {
+    told.push({ route, method, path, outcome, us, at });
+    return record(route, method, path, outcome, us, at);
   };
   return {
     name, t, ticks, told,

@@ -4,7 +4,7 @@ import type { RequestHead } from '../../src/http/exchange.ts';
 import { CLIENT_CLOSED, outcomeOf, RequestRecord, RequestRecords, type RecordObserver } from '../../src/pipeline/request-record.ts';
 
 const head: RequestHead = {
-  plane: 'data', method: 'GET', path: '/orders/42', query: '', headers: {}, remoteAddress: '198.51.100.4', secure: false, receivedAt: 1_700_000_000_000,
+  plane: 'data', method: 'GET', path: '/orders/42', query: '', headers: {}, remoteAddress: '198.51.100.4', secure: false, receivedAt: 1_700_000_000_000, receivedMono: 0,
 };
 
 type Fields = Pick<RequestRecord, 'status' | 'outcome' | 'error' | 'upstreamAnswered'>;

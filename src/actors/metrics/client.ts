@@ -11,7 +11,8 @@ import type { RouteView } from '../../core/model.ts';
 import type { Templated } from '../../core/routes/template-index.ts';
 import { ActorHost } from '../../workers/supervisor.ts';
 import { siblingModule } from '../../workers/spawn.ts';
-import type { MetricsCalls, MetricsEvent, MetricsInit, MetricsInput, MetricsTells, RoutesDeclared, SampleBatch } from './messages.ts';
+import type { Outcome } from '../../log/access.ts';
+import type { MetricsCalls, MetricsEvent, MetricsInit, MetricsTells, RoutesDeclared, SampleBatch } from './messages.ts';
 import { SampleBuffer } from './samples.ts';
 import { Gatherer } from '../../workers/gather.ts';
 
@@ -65,9 +66,9 @@ export class MetricsClient {
   stop(): Promise<void> { return this.host.stop(); }
 
   /** One exchange's measure: gathered, sent with the others of the next FLUSH_MS. */
-  record(input: MetricsInput): void {
-    if (this.#buffer.startsInterval(input.at)) this.#gather.flush();
-    this.#buffer.add(input);
+  record(route: string | null, method: string, path: string | null, outcome: Outcome, us: number, at: number): void {
+    if (this.#buffer.startsInterval(at)) this.#gather.flush();
+    this.#buffer.add(route, method, path, outcome, us, at);
     this.#gather.added();
   }
 

@@ -11,6 +11,7 @@ import type { Templated } from '../../core/routes/template-index.ts';
 import type { ClusterMetrics } from '../../core/metrics/wire.ts';
 import type { EndpointMinute } from '../../core/metrics/ring.ts';
 
+/** One exchange's measure; `MetricsClient.record` and `SampleBuffer.add` take its fields one by one (no object per exchange). */
 export interface MetricsInput {
   readonly route: string | null;
   readonly method: string;

@@ -6,7 +6,7 @@
  */
 import type { Outcome } from '../../log/access.ts';
 import { INTERVAL_MS } from '../../core/metrics/curve.ts';
-import { SAMPLE_WIDTH, type MetricsInput, type SampleBatch } from './messages.ts';
+import { SAMPLE_WIDTH, type SampleBatch } from './messages.ts';
 
 export const OUTCOMES: readonly Outcome[] = ['ok', 'refused', 'rejected', 'failed', 'upstream-down'];
 const OUTCOME_CODE: Readonly<Record<Outcome, number>> = { ok: 0, refused: 1, rejected: 2, failed: 3, 'upstream-down': 4 };
@@ -37,17 +37,18 @@ export class SampleBuffer {
     return this.#interval !== -1 && Math.floor(at / INTERVAL_MS) !== this.#interval;
   }
 
-  add(input: MetricsInput): void {
-    this.#interval = Math.floor(input.at / INTERVAL_MS);
-    let methods = this.#ids.get(input.route);
-    if (methods === undefined) this.#ids.set(input.route, (methods = new Map()));
-    let paths = methods.get(input.method);
-    if (paths === undefined) methods.set(input.method, (paths = new Map()));
-    let id = paths.get(input.path);
+  /** One sample: the fields of a MetricsInput. */
+  add(route: string | null, method: string, path: string | null, outcome: Outcome, us: number, endAt: number): void {
+    this.#interval = Math.floor(endAt / INTERVAL_MS);
+    let methods = this.#ids.get(route);
+    if (methods === undefined) this.#ids.set(route, (methods = new Map()));
+    let paths = methods.get(method);
+    if (paths === undefined) methods.set(method, (paths = new Map()));
+    let id = paths.get(path);
     if (id === undefined) {
       id = this.#keys.length;
-      paths.set(input.path, id);
-      this.#keys.push([input.route, input.method, input.path]);
+      paths.set(path, id);
+      this.#keys.push([route, method, path]);
     }
     let at = this.#length;
     if (at + SAMPLE_WIDTH > this.#numbers.length) {
@@ -57,9 +58,9 @@ export class SampleBuffer {
     }
     const numbers = this.#numbers;
     numbers[at++] = id;
-    numbers[at++] = OUTCOME_CODE[input.outcome];
-    numbers[at++] = input.us;
-    numbers[at++] = input.at;
+    numbers[at++] = OUTCOME_CODE[outcome];
+    numbers[at++] = us;
+    numbers[at++] = endAt;
     this.#length = at;
   }
 

@@ -70,6 +70,7 @@ class CarryingHsts implements Exchange {
   get remoteAddress() { return this.ex.remoteAddress; }
   get secure() { return this.ex.secure; }
   get receivedAt() { return this.ex.receivedAt; }
+  get receivedMono() { return this.ex.receivedMono; }
   get aborted() { return this.ex.aborted; }
   get responded() { return this.ex.responded; }
   get status() { return this.ex.status; }
