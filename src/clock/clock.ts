@@ -17,7 +17,7 @@ export interface Clock {
    * Epoch milliseconds at `mono`, a reading of the monotonic clock (`performance.now()`) taken
    * just now: a door reads that clock once per request and has both the receipt time and the
    * request record's start from it (a clock read costs 70-95 ns on the machines measured,
-   * bench/RESULTS.md "One clock read at receipt").
+   * bench/RESULTS.md, "What the metrics cost, symbol by symbol, and one clock read at receipt").
    */
   at(mono: number): number;
   /** Calls `fn` once `ms` of this clock's time have passed. */
