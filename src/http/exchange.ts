@@ -26,6 +26,8 @@ export interface RequestHead {
  * the node:tls HTTPS doors both build an Exchange, so the plane handlers serve both.
  */
 export interface Exchange extends RequestHead {
+  /** The request came as HTTP/1.0 (the HTTPS doors take it; uWS answers it 505): Via names that version. */
+  readonly http10: boolean;
   readonly aborted: boolean;
   readonly responded: boolean;
   /** The status handed to the caller (send or writeHead); 0 until then. Records read it at close. */

@@ -156,7 +156,7 @@ export function headExchange(req: SocketRequest): Exchange {
   };
   return {
     ...req,
-    aborted: false, responded: false, status: 0, lengthRequired: false,
+    aborted: false, responded: false, status: 0, lengthRequired: false, http10: false,
     onAbort: () => undefined,
     readBody: () => Promise.resolve(Buffer.alloc(0)),
     bodyStream: async function* () {},

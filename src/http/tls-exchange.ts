@@ -47,6 +47,7 @@ export class TlsExchange implements Exchange {
   readonly secure = true;
   /** node:http reads chunked bodies strictly: this door takes them. */
   readonly lengthRequired = false;
+  readonly http10: boolean;
   readonly receivedAt: number;
   readonly receivedMono: number;
   aborted = false;
@@ -87,6 +88,7 @@ export class TlsExchange implements Exchange {
     this.path = q === -1 ? url : url.slice(0, q);
     this.query = q === -1 ? '' : url.slice(q + 1);
     this.remoteAddress = peerAddress(req.socket);
+    this.http10 = req.httpVersion === '1.0';
     this.receivedMono = performance.now();
     this.receivedAt = clock.at(this.receivedMono);
     (res as Tracked)[EXCHANGE] = this;

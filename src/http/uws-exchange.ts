@@ -88,6 +88,8 @@ export class UwsExchange implements Exchange {
    * byte past the head.
    */
   readonly lengthRequired: boolean;
+  /** uWS answers an HTTP/1.0 request 505 itself: none reaches an exchange. */
+  readonly http10 = false;
   aborted = false;
   responded = false;
   status = 0;

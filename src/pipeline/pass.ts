@@ -63,6 +63,8 @@ export interface PassRequest {
   readonly timeoutMs?: number;
   /** The issuer of signed identities once the application's public names are declared (spec 1.2 rule 13). */
   readonly issuer?: string;
+  /** The caller spoke HTTP/1.0: the gateway's Via entry says so. */
+  readonly http10?: boolean;
 }
 
 /** What the core decided: the route, who passes, and the upstream call ready to send. */
@@ -171,7 +173,7 @@ export function pass(view: ConfigView, pools: UpstreamPools, req: PassRequest, n
   authorise(view, route, identity, req.method, match.servicePath, now);
 
   const headers = forwardRequestHeaders(req.headers, {
-    remoteAddress: req.client?.address ?? null, secure: req.client?.secure ?? false, ownCookies: req.ownCookies, dropAuthorization, via: pools.via,
+    remoteAddress: req.client?.address ?? null, secure: req.client?.secure ?? false, ownCookies: req.ownCookies, dropAuthorization, via: req.http10 === true ? pools.via10 : pools.via,
   });
   if (identity) {
     const signer = view.signer;

@@ -43,8 +43,10 @@ export class UpstreamPools {
    * (`route.loop`), and a service learns nothing of the host it runs on.
    */
   readonly hop = `meerkat-${randomBytes(4).toString('hex')}`;
-  /** The Via entry itself: the plain doors speak HTTP/1.1, and the calls go out in it. */
+  /** The Via entry itself, naming the version the request came in (RFC 9110 7.6.3): HTTP/1.1 ... */
   readonly via = `1.1 ${this.hop}`;
+  /** ... or HTTP/1.0, which the HTTPS doors take. */
+  readonly via10 = `1.0 ${this.hop}`;
 
   constructor(authorities: readonly string[] = [], onHealth?: HealthReport) {
     this.#authorities = authorities;

@@ -385,6 +385,18 @@ test('a target in absolute form on the HTTPS door: its authority is the host, it
   });
 });
 
+test('the gateway\'s Via entry names the version the request came in: 1.0 or 1.1 through the HTTPS door', async () => {
+  await onHttpsRoute('via', (req, res) => { res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ via: req.headers.via, version: req.httpVersion })); }, async (port) => {
+    const raw = (text: string) => rawTls(port, 'via.example.test', text);
+    const old = await raw('GET /via/x HTTP/1.0\r\nHost: via.example.test\r\nVia: 1.0 front-proxy\r\n\r\n');
+    assert.match(old, /^HTTP\/1\.[01] 200 /, old.slice(0, 300));
+    // The caller's entry first, then the gateway's, which names HTTP/1.0; the call itself goes out in HTTP/1.1.
+    assert.match(old, /"via":"1\.0 front-proxy, 1\.0 meerkat-[0-9a-f]{8}","version":"1\.1"/, old);
+    const now = await raw('GET /via/x HTTP/1.1\r\nHost: via.example.test\r\nConnection: close\r\n\r\n');
+    assert.match(now, /"via":"1\.1 meerkat-[0-9a-f]{8}"/, now);
+  });
+});
+
 test('HEAD and 204 answers through the HTTPS door match the plain door', async () => {
   const body = JSON.stringify({ fixed: 'x'.repeat(300) });
   await onHttpsRoute('rules', (req, res) => {

@@ -71,6 +71,7 @@ class CarryingHsts implements Exchange {
   get secure() { return this.ex.secure; }
   get receivedAt() { return this.ex.receivedAt; }
   get receivedMono() { return this.ex.receivedMono; }
+  get http10() { return this.ex.http10; }
   get aborted() { return this.ex.aborted; }
   get responded() { return this.ex.responded; }
   get status() { return this.ex.status; }

@@ -98,6 +98,7 @@ export function dataPlane(gw: GatewayContext, pools: UpstreamPools): ExchangeHan
       issuer: gw.certs.view.issuer,
       who: { kind: 'presented', authorization: ex.headers.authorization, appCookie: ex.headers.cookie && cookieOf(ex, APP_COOKIE) },
       ownCookies: GATEWAY_COOKIES,
+      http10: ex.http10,
     // The request's own time (the door read the clock as it came): one read of it less a request.
     }, ex.receivedAt, record);
     if (record !== undefined) gw.records.passed(record);
