@@ -6,6 +6,8 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type AddressInfo, type Server } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { getHeapSnapshot } from 'node:v8';
 import type { Dispatcher } from 'undici';
 import { H1Pool, type H1Request } from '../../src/pipeline/h1/client.ts';
 import { until } from '../helpers/until.ts';
@@ -369,5 +371,29 @@ test('slow uploads hold at most half the connections: past that an upload waits,
   releases[1]!();
   releases[2]!();
   assert.deepEqual([(await second).body, (await third).body], ['ok', 'ok']);
+  await pool.close();
+});
+
+/** Every string the heap holds now, as one text (the snapshot collects garbage first). */
+async function heapText(): Promise<string> {
+  let text = '';
+  for await (const chunk of getHeapSnapshot()) text += String(chunk);
+  return text;
+}
+
+test('a pool keeps no credential of its last request: Authorization, Cookie and the signed identity are made each time', async () => {
+  const server = createServer((socket) => socket.on('data', () => socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok')));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  servers.push(server);
+  const pool = new H1Pool(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, { connections: 1, keepAliveMs: 30_000 });
+  // Values made as flat strings from bytes this test keeps as bytes: the test itself holds no copy of them.
+  const secrets = ['authorization', 'proxy-authorization', 'cookie', 'x-gateway-identity', 'x-kept'].map((name) => ({ name, bytes: randomBytes(16) }));
+  const headers = () => Object.fromEntries(secrets.map(({ name, bytes }) => [name, Buffer.from(`v=${bytes.toString('hex')}`).toString('latin1')]));
+  assert.equal((await call(pool, { path: '/a', headers: headers() })).body, 'ok');
+  assert.equal((await call(pool, { path: '/b', headers: headers() })).body, 'ok');
+  const heap = await heapText();
+  const held = secrets.filter(({ bytes }) => heap.includes(`v=${bytes.toString('hex')}`)).map(({ name }) => name);
+  // x-kept is an ordinary header: its line is kept for the next request, which shows the search finds what a pool keeps.
+  assert.deepEqual(held, ['x-kept']);
   await pool.close();
 });

@@ -187,6 +187,12 @@ class Exchange implements Dispatcher.DispatchController, ParserSink {
 /** Header lines of the last request a pool keeps for the next (`H1Pool`, its `#lines`). */
 const LINES_KEPT = 32;
 
+/**
+ * Headers that carry a credential: their lines are made for each request and never kept, so a pool
+ * holds no caller's secret once its request went out (a heap dump of an idle gateway shows none).
+ */
+const NEVER_KEPT: ReadonlySet<string> = new Set(['authorization', 'proxy-authorization', 'cookie', 'x-gateway-identity']);
+
 /** A body that goes out in pieces as the caller sends it (not one buffer read whole before the call). */
 function isStreamed(body: H1Request['body']): boolean {
   return body != null && !(body instanceof Uint8Array);
@@ -338,16 +344,21 @@ export class H1Pool {
     });
     const conn: Conn = new Conn(socket, this.#opts.keepAliveMs);
     let connected = false;
+    // The listeners live as long as the connection: they hold the first request only until it is
+    // started or failed, not its headers and body for the connection's life.
+    let first: Exchange | null = x;
     socket.on('connect', () => {
       connected = true;
       this.#connecting--;
       socket.setKeepAlive(true, 60_000);
-      if (x.phase !== 'connecting') {
+      const opened = first!;
+      first = null;
+      if (opened.phase !== 'connecting') {
         // Aborted while connecting: the connection serves the next one.
         this.#release(conn);
         return;
       }
-      this.#start(conn, x);
+      this.#start(conn, opened);
     });
     socket.on('end', () => this.#lost(conn, null));
     socket.on('error', (err) => {
@@ -355,7 +366,9 @@ export class H1Pool {
         this.#connecting--;
         connected = true;
         conn.dead = true;
-        if (x.phase === 'connecting') this.fail(x, err, false);
+        const opened = first!;
+        first = null;
+        if (opened.phase === 'connecting') this.fail(opened, err, false);
         this.#next();
         return;
       }
@@ -429,9 +442,11 @@ export class H1Pool {
       }
       const line = `${name}: ${value}\r\n`;
       if (at < LINES_KEPT) {
-        names[at] = name;
-        values[at] = value;
-        lines[at] = line;
+        // A credential's place is kept empty: the next request's line there is made afresh.
+        const kept = !NEVER_KEPT.has(name);
+        names[at] = kept ? name : '';
+        values[at] = kept ? value : '';
+        lines[at] = kept ? line : '';
       }
       head += line;
       at += 1;
