@@ -25,10 +25,16 @@ export const HOP_BY_HOP: ReadonlySet<string> = new Set([
   'proxy-authenticate', 'proxy-authorization',
 ]);
 
+/** The signed identity (JWT) the gateway forwards when the route asks for one. */
+export const SIGNED_IDENTITY = 'x-gateway-identity';
+
 /** The identity the gateway forwards to a protected upstream, as the route declares it. */
 export const IDENTITY_HEADERS: ReadonlySet<string> = new Set([
-  'x-gateway-user', 'x-gateway-roles', 'x-gateway-organisation', 'remote-user', 'x-gateway-identity',
+  'x-gateway-user', 'x-gateway-roles', 'x-gateway-organisation', 'remote-user', SIGNED_IDENTITY,
 ]);
+
+/** Headers that carry a credential toward a service: never kept in memory past the request they go with. */
+export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set(['authorization', 'proxy-authorization', 'cookie', SIGNED_IDENTITY]);
 
 /** Other spellings of the identity headers, which the gateway never writes but a service may read. */
 export const IDENTITY_LOOKALIKES: ReadonlySet<string> = new Set(['x-gateway-organization']);

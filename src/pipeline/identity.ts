@@ -5,6 +5,7 @@
  */
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import type { Identity, IdentityMode } from '../core/model.ts';
+import { SIGNED_IDENTITY } from '../http/gateway-headers.ts';
 
 /** Headers only the gateway may set: stripped from what callers send (see forward-headers.ts). */
 export { IDENTITY_HEADERS } from '../http/gateway-headers.ts';
@@ -189,6 +190,6 @@ export function addIdentityHeaders(out: Record<string, string>, mode: IdentityMo
       out['remote-user'] = identity.user;
       return;
     case 'jwt':
-      out['x-gateway-identity'] = signer.sign(identity, issuer, route, nowMs);
+      out[SIGNED_IDENTITY] = signer.sign(identity, issuer, route, nowMs);
   }
 }

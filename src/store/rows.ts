@@ -6,6 +6,7 @@ import type { EntityManager } from '@mikro-orm/core';
 
 export type Row = Record<string, unknown>;
 
+/** Runs a plain statement and gives its rows (none for a write). */
 export async function selectRows(em: EntityManager, sql: string, params: readonly unknown[] = []): Promise<Row[]> {
   return (await em.getConnection().execute(sql, [...params], 'all')) as Row[];
 }

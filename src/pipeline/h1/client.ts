@@ -19,6 +19,7 @@
 import { connect, type Socket } from 'node:net';
 import type { Dispatcher } from 'undici';
 import { isFieldValue, isRequestTarget, isToken } from '../../http/grammar.ts';
+import { CREDENTIAL_HEADERS } from '../../http/gateway-headers.ts';
 import { ProtocolError, ResponseParser, type ParserSink } from './response-parser.ts';
 
 export interface H1PoolOptions {
@@ -186,12 +187,6 @@ class Exchange implements Dispatcher.DispatchController, ParserSink {
 
 /** Header lines of the last request a pool keeps for the next (`H1Pool`, its `#lines`). */
 const LINES_KEPT = 32;
-
-/**
- * Headers that carry a credential: their lines are made for each request and never kept, so a pool
- * holds no caller's secret once its request went out (a heap dump of an idle gateway shows none).
- */
-const NEVER_KEPT: ReadonlySet<string> = new Set(['authorization', 'proxy-authorization', 'cookie', 'x-gateway-identity']);
 
 /** A body that goes out in pieces as the caller sends it (not one buffer read whole before the call). */
 function isStreamed(body: H1Request['body']): boolean {
@@ -442,8 +437,9 @@ export class H1Pool {
       }
       const line = `${name}: ${value}\r\n`;
       if (at < LINES_KEPT) {
-        // A credential's place is kept empty: the next request's line there is made afresh.
-        const kept = !NEVER_KEPT.has(name);
+        // A credential's place is kept empty, so a pool holds no caller's secret once its request
+        // went out: the next request's line there is made afresh.
+        const kept = !CREDENTIAL_HEADERS.has(name);
         names[at] = kept ? name : '';
         values[at] = kept ? value : '';
         lines[at] = kept ? line : '';
