@@ -16,7 +16,9 @@ import { serveTlsSockets } from './tls-sockets.ts';
 import { doorContext } from './door-context.ts';
 import { isAmbiguousFraming } from './request-framing.ts';
 import { TlsExchange } from './tls-exchange.ts';
+import { KEEP_ALIVE_S } from './tls-h1-exchange.ts';
 import { MAX_HELLO_BYTES, readClientHello } from './client-hello.ts';
+import { TlsH1Connection, type PlainDoor } from './tls-h1-connection.ts';
 
 /** RFC 8737: the protocol an ACME authority offers alone to validate a name over TLS. */
 const ACME_TLS_ALPN = 'acme-tls/1';
@@ -61,8 +63,18 @@ export async function openTlsDoor(opts: TlsDoorOptions): Promise<TlsDoor> {
     }
     handOver(opts, ex);
   };
-  const http: Server = createHttpServer({ keepAliveTimeout: 10_000 }, handle);
+  const http: Server = createHttpServer({ keepAliveTimeout: KEEP_ALIVE_S * 1000 }, handle);
   const sockets = serveTlsSockets(http, opts, { begin, draining: () => flight.draining });
+  /** Connections whose plain requests the door reads itself (tls-h1-connection.ts); node:http tracks the others. */
+  const plain = new Set<TlsH1Connection>();
+  const plainDoor: PlainDoor = {
+    plane: opts.plane,
+    clock: opts.clock,
+    flight,
+    serve: (ex) => handOver(opts, ex),
+    fallback: (socket) => http.emit('connection', socket),
+    forget: (conn) => plain.delete(conn),
+  };
 
   /**
    * Refuses a handshake with a fatal alert, sent in the clear as TLS allows before the handshake
@@ -104,7 +116,7 @@ export async function openTlsDoor(opts: TlsDoorOptions): Promise<TlsDoor> {
       tls.destroy();
     });
     tls.on('close', () => clearTimeout(timer));
-    if (!acme) http.emit('connection', tls);
+    if (!acme) plain.add(new TlsH1Connection(tls, plainDoor));
   };
 
   const tcp: TcpServer = createTcpServer({ pauseOnConnect: true, noDelay: true }, (raw) => {
@@ -154,12 +166,14 @@ export async function openTlsDoor(opts: TlsDoorOptions): Promise<TlsDoor> {
       flight.draining = true;
       tcp.close();
       http.closeIdleConnections();
+      for (const conn of [...plain]) conn.closeIdle();
     },
     drain: (timeoutMs) => flight.drain(timeoutMs),
     close() {
       door.stopAccepting();
       sockets.closeAll();
       http.closeAllConnections();
+      for (const conn of [...plain]) conn.destroy();
     },
   };
   return door;

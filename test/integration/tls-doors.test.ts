@@ -466,3 +466,154 @@ test('long answers through the HTTPS door reach a client that reads slowly whole
     }
   });
 });
+
+/**
+ * The first answer at the start of `text`: its status, head and body (stated or chunked; none for
+ * `bodiless`), and the length it took; null while it is not complete.
+ */
+function answerAt(text: string, bodiless = false): { status: number; head: string; body: string; size: number } | null {
+  const end = text.indexOf('\r\n\r\n');
+  if (end < 0) return null;
+  const head = text.slice(0, end);
+  const status = Number(head.slice(9, 12));
+  let at = end + 4;
+  if (bodiless) return { status, head, body: '', size: at };
+  if (!/\r\ntransfer-encoding: *chunked/i.test(head)) {
+    const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+    return text.length < at + length ? null : { status, head, body: text.slice(at, at + length), size: at + length };
+  }
+  let body = '';
+  for (;;) {
+    const eol = text.indexOf('\r\n', at);
+    if (eol < 0) return null;
+    const size = parseInt(text.slice(at, eol), 16);
+    if (size === 0) return text.length < eol + 4 ? null : { status, head, body, size: eol + 4 };
+    if (text.length < eol + 2 + size + 2) return null;
+    body += text.slice(eol + 2, eol + 2 + size);
+    at = eol + 2 + size + 2;
+  }
+}
+
+/** Every answer in `text`, one after another. */
+function answersIn(text: string): Array<{ status: number; head: string; body: string }> {
+  const out: Array<{ status: number; head: string; body: string }> = [];
+  let rest = text;
+  while (rest.length > 0) {
+    const a = answerAt(rest);
+    assert.ok(a, `an answer is cut: ${JSON.stringify(rest.slice(0, 200))}`);
+    out.push(a);
+    rest = rest.slice(a.size);
+  }
+  return out;
+}
+
+/** The service's echo: what it was asked, as JSON. */
+const echoCall: UpstreamHandler = (req, res, received) => {
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ method: req.method, url: req.url, body: received.body }));
+};
+
+test('one HTTPS connection carries plain requests and others in order: the door reads the plain ones, node:http every one from the first other', async () => {
+  await onHttpsRoute('mix', echoCall, async (port) => {
+    const host = 'Host: mix.example.test\r\n';
+    // Pipelined in one write: a plain GET, a POST with a body, then a GET node:http reads too.
+    const text = await rawTls(port, 'mix.example.test',
+      `GET /mix/1?a=b HTTP/1.1\r\n${host}\r\n` +
+      `POST /mix/2 HTTP/1.1\r\n${host}Content-Length: 5\r\n\r\nhello` +
+      `GET /mix/3 HTTP/1.1\r\n${host}Connection: close\r\n\r\n`);
+    const answers = answersIn(text);
+    assert.deepEqual(answers.map((a) => a.status), [200, 200, 200], text);
+    assert.deepEqual(answers.map((a) => JSON.parse(a.body)), [
+      { method: 'GET', url: '/mix/1?a=b', body: '' },
+      { method: 'POST', url: '/mix/2', body: 'hello' },
+      { method: 'GET', url: '/mix/3', body: '' },
+    ]);
+    // The first answer is the door's own and keeps the connection; the last says it closes.
+    assert.match(answers[0]!.head, /\r\nConnection: keep-alive\r\nKeep-Alive: timeout=10(\r\n|$)/);
+    assert.match(answers[0]!.head, /\r\nDate: [A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT(\r\n|$)/);
+    assert.match(answers[2]!.head, /\r\nConnection: close(\r\n|$)/);
+  });
+});
+
+test('plain requests one after another on a kept connection, then a body: every answer, in order, on the same connection', async () => {
+  await onHttpsRoute('steps', echoCall, async (port) => {
+    const host = 'Host: steps.example.test\r\n';
+    const steps = [
+      `GET /steps/1 HTTP/1.1\r\n${host}\r\n`,
+      `HEAD /steps/2 HTTP/1.1\r\n${host}\r\n`,
+      `DELETE /steps/3 HTTP/1.1\r\n${host}Content-Length: 0\r\n\r\n`,
+      `PUT /steps/4 HTTP/1.1\r\n${host}Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n`,
+      `GET /steps/5 HTTP/1.1\r\n${host}Connection: close\r\n\r\n`,
+    ];
+    const heads: string[] = [];
+    const bodies: string[] = [];
+    await new Promise<void>((resolve, reject) => {
+      const socket = tlsConnect({ host: '127.0.0.1', port, servername: 'steps.example.test', rejectUnauthorized: false }, () => socket.write(steps[0]!));
+      let got = '';
+      let step = 0;
+      socket.on('data', (d: Buffer) => {
+        got += d.toString('latin1');
+        // The answer to HEAD carries no body, whatever it states.
+        const a = answerAt(got, step === 1);
+        if (a === null) return;
+        heads.push(a.head);
+        bodies.push(a.body);
+        got = got.slice(a.size);
+        if (++step < steps.length) socket.write(steps[step]!);
+      });
+      socket.on('end', () => resolve());
+      socket.on('error', reject);
+    });
+    assert.equal(heads.length, steps.length, heads.join('\n--\n'));
+    for (const h of heads) assert.match(h, /^HTTP\/1\.1 200 /, h);
+    assert.deepEqual(bodies.filter((b) => b !== '').map((b) => JSON.parse(b)), [
+      { method: 'GET', url: '/steps/1', body: '' },
+      { method: 'DELETE', url: '/steps/3', body: '' },
+      { method: 'PUT', url: '/steps/4', body: 'abc' },
+      { method: 'GET', url: '/steps/5', body: '' },
+    ]);
+    assert.match(heads[1]!, /\r\ncontent-length: \d+/i, 'HEAD states the length');
+  });
+});
+
+test('what the door does not read itself gets node:http\'s refusals (an unknown method, a folded line, a control character, no Host); a head past 16 KiB is refused with 431', async () => {
+  await onHttpsRoute('odd', echoCall, async (port) => {
+    const raw = (text: string) => rawTls(port, 'odd.example.test', text);
+    const host = 'Host: odd.example.test\r\n';
+    const cases: Array<[string, RegExp]> = [
+      [`BREW /odd/x HTTP/1.1\r\n${host}Connection: close\r\n\r\n`, /^HTTP\/1\.1 400 /],
+      [`GET /odd/x HTTP/1.1\r\n${host}X-Folded: a\r\n b\r\nConnection: close\r\n\r\n`, /^HTTP\/1\.1 400 /],
+      [`GET /odd/x HTTP/1.1\r\n${host}X-Bad: a\x01b\r\nConnection: close\r\n\r\n`, /^HTTP\/1\.1 400 /],
+      [`GET /odd/x HTTP/1.1\r\n${host}X-Big: ${'a'.repeat(17 * 1024)}\r\nConnection: close\r\n\r\n`, /^HTTP\/1\.1 431 /],
+      [`GET /odd/x HTTP/1.1\r\nConnection: close\r\n\r\n`, /^HTTP\/1\.1 400 /],
+    ];
+    for (const [text, status] of cases) {
+      const answer = await raw(text);
+      assert.match(answer, status, `${JSON.stringify(text.slice(0, 80))}: ${answer.slice(0, 200)}`);
+    }
+    // After a plain request the same refusal, on the same connection.
+    const after = await raw(`GET /odd/ok HTTP/1.1\r\n${host}\r\nBREW /odd/x HTTP/1.1\r\n${host}Connection: close\r\n\r\n`);
+    assert.deepEqual(answersIn(after).map((a) => a.status), [200, 400], after);
+  });
+});
+
+test('a client that leaves before its answer on the HTTPS door: the call to the service is abandoned and nothing stays in flight', async () => {
+  let arrived!: () => void;
+  const called = new Promise<void>((resolve) => { arrived = resolve; });
+  let abandoned!: () => void;
+  const left = new Promise<void>((resolve) => { abandoned = resolve; });
+  // The service never answers: it waits for the gateway to give up the call.
+  await onHttpsRoute('leave', (_req, res) => { res.on('close', () => abandoned()); arrived(); }, async (port) => {
+    const socket = tlsConnect({ host: '127.0.0.1', port, servername: 'leave.example.test', rejectUnauthorized: false }, () => {
+      socket.write('GET /leave/slow HTTP/1.1\r\nHost: leave.example.test\r\n\r\n');
+    });
+    socket.on('error', () => undefined);
+    await called;
+    const door = t.gw.doors.find((d) => d.plane === 'data' && d.protocol === 'https')!;
+    const inFlight = (): number => door.inFlight;
+    assert.equal(inFlight(), 1, 'the request is in flight while the service works');
+    socket.destroy();
+    await left;
+    for (let i = 0; i < 100 && inFlight() !== 0; i++) await new Promise((r) => setImmediate(r));
+    assert.equal(inFlight(), 0, 'nothing stays in flight');
+  });
+});

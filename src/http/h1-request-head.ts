@@ -1,0 +1,87 @@
+/**
+ * The head of a request the HTTPS doors serve themselves (tls-h1-connection.ts): HTTP/1.1, a known
+ * method, a path in origin form, and no body, no upgrade and no expectation. Anything else, or
+ * anything that could be read two ways, is not refused here but left to node:http, which then
+ * serves the rest of the connection with its own strict parser (llhttp) and its own refusals: this
+ * reader only ever says "mine" for a head both would read the same, or "not mine".
+ */
+import { METHODS } from 'node:http';
+import { hasToken, isFieldValue, isRequestTarget, isToken } from './grammar.ts';
+import { headerRecord } from './header-record.ts';
+
+/** node:http's default limit for a head (`maxHeaderSize`): past it, it answers 431 itself. */
+export const MAX_PLAIN_HEAD = 16 * 1024;
+/** More lines than a client sends: such a head goes to node:http. */
+const MAX_LINES = 200;
+
+/** CONNECT's target is an authority, not a path: node:http's. */
+const PLAIN_METHODS: ReadonlySet<string> = new Set(METHODS.filter((m) => m !== 'CONNECT'));
+
+export interface PlainHead {
+  readonly method: string;
+  readonly path: string;
+  readonly query: string;
+  /** Lower-case names; a repeated header joined to the first with ", " (cookies with "; "), as every door does. */
+  readonly headers: Record<string, string>;
+  /** The client asked for the connection to close after this answer. */
+  readonly close: boolean;
+}
+
+const isOws = (c: number): boolean => c === 32 || c === 9;
+
+/**
+ * The head in `text` (latin1, without the blank line that ends it), or null when it is not one
+ * this door serves itself.
+ */
+export function readPlainHead(text: string): PlainHead | null {
+  let eol = text.indexOf('\r\n');
+  if (eol < 0) eol = text.length;
+  const sp1 = text.indexOf(' ');
+  if (sp1 <= 0 || sp1 >= eol) return null;
+  const method = text.slice(0, sp1);
+  if (!PLAIN_METHODS.has(method)) return null;
+  const sp2 = text.indexOf(' ', sp1 + 1);
+  if (sp2 < 0 || sp2 >= eol || eol - sp2 !== 9 || !text.startsWith('HTTP/1.1', sp2 + 1)) return null;
+  const target = text.slice(sp1 + 1, sp2);
+  // Origin form only, visible ASCII, no fragment: absolute and asterisk forms are node:http's.
+  if (target.charCodeAt(0) !== 0x2f || !isRequestTarget(target) || target.includes('#')) return null;
+  const headers = headerRecord();
+  let lines = 0;
+  let at = eol + 2;
+  while (at < text.length) {
+    if (++lines > MAX_LINES) return null;
+    let end = text.indexOf('\r\n', at);
+    if (end < 0) end = text.length;
+    // A folded line, or one with no name.
+    if (isOws(text.charCodeAt(at))) return null;
+    const colon = text.indexOf(':', at);
+    if (colon <= at || colon >= end) return null;
+    const raw = text.slice(at, colon);
+    if (!isToken(raw)) return null;
+    const name = raw.toLowerCase();
+    let from = colon + 1;
+    let to = end;
+    while (from < to && isOws(text.charCodeAt(from))) from++;
+    while (to > from && isOws(text.charCodeAt(to - 1))) to--;
+    // A control character (a bare CR or LF among them) in a value: node:http judges it.
+    if (!isFieldValue(text, from, to)) return null;
+    const value = text.slice(from, to);
+    const had = headers[name];
+    headers[name] = had === undefined ? value : `${had}${name === 'cookie' ? '; ' : ', '}${value}`;
+    at = end + 2;
+  }
+  // A body (any framing but an empty length), an upgrade, an expectation, or no Host: node:http's.
+  const length = headers['content-length'];
+  if ((length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined) return null;
+  if (headers['upgrade'] !== undefined || headers['expect'] !== undefined || headers['host'] === undefined) return null;
+  const connection = headers['connection'];
+  if (connection !== undefined && hasToken(connection, 'upgrade')) return null;
+  const q = target.indexOf('?');
+  return {
+    method,
+    path: q === -1 ? target : target.slice(0, q),
+    query: q === -1 ? '' : target.slice(q + 1),
+    headers,
+    close: connection !== undefined && hasToken(connection, 'close'),
+  };
+}

@@ -1,0 +1,210 @@
+/**
+ * An HTTPS door's connection once TLS is up. The door reads the requests itself while they are
+ * plain (h1-request-head.ts: HTTP/1.1, origin form, no body, no upgrade), one at a time, each
+ * answered before the next is read (pipelined requests wait in order). The first request that is
+ * not plain, at a request's boundary, hands the connection to node:http with the bytes not yet
+ * read put back: node:http then reads that request and every later one with its strict parser and
+ * answers its refusals itself (400, 431, 505), takes bodies, `Expect: 100-continue` and
+ * WebSocket upgrades (tls-sockets.ts). Plain requests, nearly all of a data plane's GETs, skip
+ * node:http's two streams per request (bench/RESULTS.md, "The HTTPS door serves plain requests
+ * itself").
+ */
+import { performance } from 'node:perf_hooks';
+import type { TLSSocket } from 'node:tls';
+import type { Clock } from '../clock/clock.ts';
+import type { PlaneName } from '../settings/settings.ts';
+import type { Exchange } from './exchange.ts';
+import { MAX_PLAIN_HEAD, readPlainHead } from './h1-request-head.ts';
+import type { InFlight } from './in-flight.ts';
+import { peerAddress } from './node-request.ts';
+import { KEEP_ALIVE_S, TlsH1Exchange, type AnswerSide } from './tls-h1-exchange.ts';
+
+export interface PlainDoor {
+  readonly plane: PlaneName;
+  readonly clock: Clock;
+  readonly flight: InFlight;
+  /** Serves one exchange (the plane's handler). */
+  serve(ex: Exchange): void;
+  /** Takes the connection on with node:http, from the bytes it will read next. */
+  fallback(socket: TLSSocket): void;
+  /** The connection is no longer this door's to close (it closed, or node:http has it). */
+  forget(conn: TlsH1Connection): void;
+}
+
+const CRLF_CRLF = Buffer.from('\r\n\r\n');
+const TOO_LARGE = 'HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
+const TIMED_OUT = 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
+/**
+ * node:http's `headersTimeout`: a head that keeps trickling in (a byte now and then, each within
+ * the idle time) is refused once it took this long, so that slow clients cannot hold connections.
+ */
+const HEAD_TIMEOUT_MS = 60_000;
+/** Bytes a client may send ahead of the answer it waits for (pipelined requests) before it is read no further. */
+const AHEAD_MAX = 4 * MAX_PLAIN_HEAD;
+
+export class TlsH1Connection implements AnswerSide {
+  readonly #door: PlainDoor;
+  readonly #remoteAddress: string;
+  /** Bytes read and not yet taken as a request. */
+  #held: Buffer | null = null;
+  #current: TlsH1Exchange | null = null;
+  /** Inside #next: an answer given at once continues its loop instead of calling it again. */
+  #turning = false;
+  /** The connection ends after the answer in flight (the client asked, or the door drains). */
+  #ending = false;
+  #done = false;
+  /** When the head being read began (monotonic ms), 0 when none is: a head that trickles in is cut at HEAD_TIMEOUT_MS. */
+  #headSince = 0;
+  /** Waiting for the answers written to go out before node:http takes the connection: bytes read are held. */
+  #handing = false;
+
+  constructor(readonly socket: TLSSocket, door: PlainDoor) {
+    this.#door = door;
+    this.#remoteAddress = peerAddress(socket);
+    socket.on('data', this.#onData);
+    socket.on('close', this.#onClose);
+    // A listener of its own, not setTimeout's callback: that one is told once, and an answer that
+    // outlasts the idle time must not spend it.
+    socket.on('timeout', this.#onIdle);
+    socket.setTimeout(KEEP_ALIVE_S * 1000);
+  }
+
+  get closing(): boolean {
+    return this.#ending || this.#door.flight.draining;
+  }
+
+  /** Idle now (no answer in flight): closed at once, as node:http closes its idle ones; otherwise after the answer in flight. */
+  closeIdle(): void {
+    if (this.#current === null) this.socket.destroy();
+    else this.#ending = true;
+  }
+
+  destroy(): void {
+    this.socket.destroy();
+  }
+
+  readonly #onData = (chunk: Buffer): void => {
+    // Closing: what comes after the last answer is not read.
+    if (this.#done) return;
+    this.#held = this.#held === null ? chunk : Buffer.concat([this.#held, chunk]);
+    if (this.#handing) return;
+    if (this.#headSince !== 0 && performance.now() - this.#headSince > HEAD_TIMEOUT_MS) {
+      this.#refuse(TIMED_OUT);
+      return;
+    }
+    if (this.#current === null) this.#next();
+    else if (this.#held.length > AHEAD_MAX) this.socket.pause();
+  };
+
+  readonly #onClose = (): void => {
+    this.#done = true;
+    const ex = this.#current;
+    this.#current = null;
+    this.#door.forget(this);
+    if (ex !== null) {
+      ex.gone();
+      this.#door.flight.leave();
+    }
+  };
+
+  /** No byte came or went for the idle time: an idle connection ends; an answer in flight goes on. */
+  readonly #onIdle = (): void => {
+    if (this.#current === null) this.socket.destroy();
+  };
+
+  answered(ex: TlsH1Exchange, close: boolean): void {
+    if (ex !== this.#current) return;
+    this.#current = null;
+    this.#door.flight.leave();
+    if (close || this.#ending) {
+      this.#end();
+      return;
+    }
+    if (this.socket.isPaused()) this.socket.resume();
+    this.#next();
+  }
+
+  #end(): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#held = null;
+    // Ends once what was written went out, and closes without waiting for the client's end.
+    this.socket.destroySoon();
+  }
+
+  /** Takes the requests held, one at a time, until one is incomplete, not plain, or waits for its answer. */
+  #next(): void {
+    if (this.#turning) return;
+    this.#turning = true;
+    try {
+      while (this.#current === null && this.#held !== null && !this.#done && !this.#handing) {
+        const held = this.#held;
+        const end = held.indexOf(CRLF_CRLF);
+        if (end < 0 ? held.length > MAX_PLAIN_HEAD : end + 4 > MAX_PLAIN_HEAD) {
+          this.#refuse(TOO_LARGE);
+          return;
+        }
+        if (end < 0) {
+          if (this.#headSince === 0) this.#headSince = performance.now();
+          return;
+        }
+        this.#headSince = 0;
+        const head = readPlainHead(held.toString('latin1', 0, end));
+        if (head === null) {
+          this.#handOver();
+          return;
+        }
+        this.#held = end + 4 === held.length ? null : held.subarray(end + 4);
+        if (head.close) this.#ending = true;
+        const mono = performance.now();
+        const door = this.#door;
+        const ex = new TlsH1Exchange(this, head, door.plane, this.#remoteAddress, mono, door.clock.at(mono));
+        this.#current = ex;
+        door.flight.enter();
+        door.serve(ex);
+      }
+    } finally {
+      this.#turning = false;
+    }
+  }
+
+  /**
+   * A head past the size limit, or still coming after the time limit, is refused here as node:http
+   * refuses one (whose answer is lost on a TLS socket it destroys at once): the answer goes out,
+   * then the connection ends.
+   */
+  #refuse(answer: string): void {
+    this.#done = true;
+    this.#held = null;
+    this.socket.end(answer, 'latin1');
+    this.socket.destroySoon();
+  }
+
+  /**
+   * node:http reads on from the request that is not plain, with everything after it, once the
+   * answers written before have gone out: it destroys the socket on a request it refuses, which
+   * would drop them on the way.
+   */
+  #handOver(): void {
+    this.#handing = true;
+    const socket = this.socket;
+    socket.pause();
+    // An empty write's callback runs once every write before it went out (TLS keeps the order).
+    socket.write('', 'latin1', () => {
+      socket.off('data', this.#onData);
+      socket.off('close', this.#onClose);
+      socket.off('timeout', this.#onIdle);
+      socket.setTimeout(0);
+      this.#done = true;
+      this.#door.forget(this);
+      if (socket.destroyed) return;
+      const held = this.#held;
+      this.#held = null;
+      if (held !== null) socket.unshift(held);
+      this.#door.fallback(socket);
+      // node:http's listener does not restart a stream paused by hand: the bytes put back flow to its
+      // parser first, then it reads the socket itself.
+      socket.resume();
+    });
+  }
+}
