@@ -1,3 +1,5 @@
+import { GatewayError } from './errors.ts';
+
 /**
  * Holds request body chunks between the socket and whoever reads them, pausing the socket when
  * too much waits unread, so a large upload is never held whole.
@@ -61,4 +63,23 @@ export class BodyQueue {
       await new Promise<void>((r) => { this.wake = r; });
     }
   }
+}
+
+/**
+ * A request's whole body from its queue (none: an empty body), refused with `body.too-large` past
+ * `limit` bytes: at once when the stated length is past it, else as soon as what came is.
+ */
+export async function readWhole(queue: BodyQueue | undefined, declared: number, limit: number): Promise<Buffer> {
+  if (declared > limit) throw new GatewayError('body.too-large', `The request body may be at most ${limit} bytes.`);
+  if (!queue) return Buffer.alloc(0);
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of queue.stream()) {
+    size += chunk.byteLength;
+    if (size > limit) throw new GatewayError('body.too-large', `The request body may be at most ${limit} bytes.`);
+    parts.push(chunk);
+  }
+  // A body that came in one piece is already the door's own copy: no second one.
+  if (parts.length === 1) return Buffer.from(parts[0]!.buffer, parts[0]!.byteOffset, parts[0]!.byteLength);
+  return Buffer.concat(parts, size);
 }

@@ -1,6 +1,6 @@
 /**
  * The head of a request the HTTPS doors serve themselves (tls-h1-connection.ts): HTTP/1.1, a known
- * method, a path in origin form, and no body, no upgrade and no expectation. Anything else, or
+ * method, a path in origin form, no body or one of a stated length, no upgrade and no expectation. Anything else, or
  * anything that could be read two ways, is not refused here but left to node:http, which then
  * serves the rest of the connection with its own strict parser (llhttp) and its own refusals: this
  * reader only ever says "mine" for a head both would read the same, or "not mine".
@@ -23,9 +23,14 @@ export interface PlainHead {
   readonly query: string;
   /** Lower-case names; a repeated header joined to the first with ", " (cookies with "; "), as every door does. */
   readonly headers: Record<string, string>;
+  /** The body's stated length (0: none). */
+  readonly length: number;
   /** The client asked for the connection to close after this answer. */
   readonly close: boolean;
 }
+
+/** One Content-Length, as digits: two lines (joined "5, 5") or anything else is node:http's to judge. */
+const LENGTH = /^[0-9]{1,15}$/;
 
 const isOws = (c: number): boolean => c === 32 || c === 9;
 
@@ -70,9 +75,9 @@ export function readPlainHead(text: string): PlainHead | null {
     headers[name] = had === undefined ? value : `${had}${name === 'cookie' ? '; ' : ', '}${value}`;
     at = end + 2;
   }
-  // A body (any framing but an empty length), an upgrade, an expectation, or no Host: node:http's.
+  // A body in chunks, a length that is not one number, an upgrade, an expectation, or no Host: node:http's.
   const length = headers['content-length'];
-  if ((length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined) return null;
+  if ((length !== undefined && !LENGTH.test(length)) || headers['transfer-encoding'] !== undefined) return null;
   if (headers['upgrade'] !== undefined || headers['expect'] !== undefined || headers['host'] === undefined) return null;
   const connection = headers['connection'];
   if (connection !== undefined && hasToken(connection, 'upgrade')) return null;
@@ -82,6 +87,7 @@ export function readPlainHead(text: string): PlainHead | null {
     path: q === -1 ? target : target.slice(0, q),
     query: q === -1 ? '' : target.slice(q + 1),
     headers,
+    length: length === undefined ? 0 : Number(length),
     close: connection !== undefined && hasToken(connection, 'close'),
   };
 }

@@ -1,11 +1,13 @@
 /**
  * An HTTPS door's connection once TLS is up. The door reads the requests itself while they are
- * plain (h1-request-head.ts: HTTP/1.1, origin form, no body, no upgrade), one at a time, each
- * answered before the next is read (pipelined requests wait in order). The first request that is
+ * plain (h1-request-head.ts: HTTP/1.1, origin form, no body or one of a stated length, no
+ * upgrade), one at a time, each answered before the next is read (pipelined requests wait in
+ * order). An answer given before its request's body was all read closes the connection after it:
+ * the rest of the body is never read as a request, nor read at all. The first request that is
  * not plain, at a request's boundary, hands the connection to node:http with the bytes not yet
  * read put back: node:http then reads that request and every later one with its strict parser and
- * answers its refusals itself (400, 431, 505), takes bodies, `Expect: 100-continue` and
- * WebSocket upgrades (tls-sockets.ts). Plain requests, nearly all of a data plane's GETs, skip
+ * answers its refusals itself (400, 505), takes chunked bodies, `Expect: 100-continue` and
+ * WebSocket upgrades (tls-sockets.ts). Plain requests, nearly all of a data plane's calls, skip
  * node:http's two streams per request (bench/RESULTS.md, "The HTTPS door serves plain requests
  * itself").
  */
@@ -17,6 +19,7 @@ import type { Exchange } from './exchange.ts';
 import { MAX_PLAIN_HEAD, readPlainHead } from './h1-request-head.ts';
 import type { InFlight } from './in-flight.ts';
 import { peerAddress } from './node-request.ts';
+import { BodyQueue } from './body-queue.ts';
 import { KEEP_ALIVE_S, TlsH1Exchange, type AnswerSide } from './tls-h1-exchange.ts';
 
 export interface PlainDoor {
@@ -48,6 +51,9 @@ export class TlsH1Connection implements AnswerSide {
   /** Bytes read and not yet taken as a request. */
   #held: Buffer | null = null;
   #current: TlsH1Exchange | null = null;
+  /** The current request's body as it is read, and its bytes still to come. */
+  #body: BodyQueue | null = null;
+  #bodyLeft = 0;
   /** Inside #next: an answer given at once continues its loop instead of calling it again. */
   #turning = false;
   /** The connection ends after the answer in flight (the client asked, or the door drains). */
@@ -69,8 +75,9 @@ export class TlsH1Connection implements AnswerSide {
     socket.setTimeout(KEEP_ALIVE_S * 1000);
   }
 
+  /** An answer whose request's body is not all read closes the connection: what is left is never read. */
   get closing(): boolean {
-    return this.#ending || this.#door.flight.draining;
+    return this.#ending || this.#bodyLeft > 0 || this.#door.flight.draining;
   }
 
   /** Idle now (no answer in flight): closed at once, as node:http closes its idle ones; otherwise after the answer in flight. */
@@ -88,18 +95,20 @@ export class TlsH1Connection implements AnswerSide {
     if (this.#done) return;
     this.#held = this.#held === null ? chunk : Buffer.concat([this.#held, chunk]);
     if (this.#handing) return;
+    if (this.#bodyLeft > 0) this.#feed();
     if (this.#headSince !== 0 && performance.now() - this.#headSince > HEAD_TIMEOUT_MS) {
       this.#refuse(TIMED_OUT);
       return;
     }
     if (this.#current === null) this.#next();
-    else if (this.#held.length > AHEAD_MAX) this.socket.pause();
+    else if (this.#held !== null && this.#held.length > AHEAD_MAX) this.socket.pause();
   };
 
   readonly #onClose = (): void => {
     this.#done = true;
     const ex = this.#current;
     this.#current = null;
+    this.#body = null;
     this.#door.forget(this);
     if (ex !== null) {
       ex.gone();
@@ -115,8 +124,9 @@ export class TlsH1Connection implements AnswerSide {
   answered(ex: TlsH1Exchange, close: boolean): void {
     if (ex !== this.#current) return;
     this.#current = null;
+    this.#body = null;
     this.#door.flight.leave();
-    if (close || this.#ending) {
+    if (close || this.#ending || this.#bodyLeft > 0) {
       this.#end();
       return;
     }
@@ -158,14 +168,29 @@ export class TlsH1Connection implements AnswerSide {
         if (head.close) this.#ending = true;
         const mono = performance.now();
         const door = this.#door;
-        const ex = new TlsH1Exchange(this, head, door.plane, this.#remoteAddress, mono, door.clock.at(mono));
+        const body = head.length === 0 ? null : new BodyQueue(() => this.socket.pause(), () => this.socket.resume());
+        const ex = new TlsH1Exchange(this, head, door.plane, this.#remoteAddress, mono, door.clock.at(mono), body);
         this.#current = ex;
+        this.#body = body;
+        this.#bodyLeft = head.length;
+        if (body !== null) this.#feed();
         door.flight.enter();
         door.serve(ex);
       }
     } finally {
       this.#turning = false;
     }
+  }
+
+  /** The bytes held that belong to the current request's body go to it; what follows is the next request. */
+  #feed(): void {
+    const held = this.#held;
+    if (held === null) return;
+    const n = Math.min(held.length, this.#bodyLeft);
+    this.#bodyLeft -= n;
+    this.#held = n === held.length ? null : held.subarray(n);
+    // The socket's reads are fresh buffers, never reused: a view of one is the body's own.
+    this.#body?.push(held.subarray(0, n), this.#bodyLeft === 0);
   }
 
   /**

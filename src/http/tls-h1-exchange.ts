@@ -1,6 +1,6 @@
 /**
- * The Exchange of a request an HTTPS door serves itself (tls-h1-connection.ts): a request without
- * a body, its answer written straight to the TLS socket as HTTP/1.1, with the answer rules every
+ * The Exchange of a request an HTTPS door serves itself (tls-h1-connection.ts): its body, of a
+ * stated length, as the connection reads it; its answer written straight to the TLS socket as HTTP/1.1, with the answer rules every
  * door applies (answer-rules.ts) and the framing node:http would give it: a stated length, or
  * chunks when a streamed answer states none; `Date`, and `Connection`/`Keep-Alive` as node:http
  * writes them. node:http's request and response objects (two streams, their listeners and timers)
@@ -13,6 +13,7 @@ import { isFieldValue, isToken } from './grammar.ts';
 import type { Exchange, OutgoingHeaders } from './exchange.ts';
 import { bodiless, doorOwned, headLength, statusLine } from './answer-rules.ts';
 import type { PlainHead } from './h1-request-head.ts';
+import { readWhole, type BodyQueue } from './body-queue.ts';
 
 /** What the exchange needs of its connection. */
 export interface AnswerSide {
@@ -41,8 +42,6 @@ function date(): string {
 
 async function* noBody(): AsyncIterable<Uint8Array> {}
 
-const EMPTY = Buffer.alloc(0);
-
 export class TlsH1Exchange implements Exchange {
   readonly method: string;
   readonly path: string;
@@ -68,6 +67,8 @@ export class TlsH1Exchange implements Exchange {
   #written = 0;
   /** The answer is over (whole, cut, or the client left): the connection was told. */
   #over = false;
+  /** The request body's stated length. */
+  readonly #length: number;
 
   constructor(
     private readonly side: AnswerSide,
@@ -76,7 +77,10 @@ export class TlsH1Exchange implements Exchange {
     readonly remoteAddress: string,
     readonly receivedMono: number,
     readonly receivedAt: number,
+    /** The body as the connection reads it; null when the request has none. */
+    private readonly body: BodyQueue | null,
   ) {
+    this.#length = head.length;
     this.method = head.method;
     this.path = head.path;
     this.query = head.query;
@@ -94,17 +98,18 @@ export class TlsH1Exchange implements Exchange {
     this.#over = true;
     this.responded = true;
     this.aborted = true;
+    this.body?.fail(new Error('the client closed the connection'));
     const handlers = this.#abortHandlers;
     this.#abortHandlers = null;
     if (handlers) for (const fn of handlers) fn();
   }
 
-  readBody(): Promise<Buffer> {
-    return Promise.resolve(EMPTY);
+  readBody(limit: number): Promise<Buffer> {
+    return readWhole(this.body ?? undefined, this.#length, limit);
   }
 
   bodyStream(): AsyncIterable<Uint8Array> {
-    return noBody();
+    return this.body ? this.body.stream() : noBody();
   }
 
   /**

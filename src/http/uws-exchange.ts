@@ -5,11 +5,10 @@
  */
 import type * as uWS from 'uWebSockets.js';
 import type { PlaneName } from '../settings/settings.ts';
-import { BodyQueue } from './body-queue.ts';
+import { BodyQueue, readWhole } from './body-queue.ts';
 import type { InFlight } from './in-flight.ts';
 import { StatedLengthBody } from './uws-stated-length.ts';
 import { CLOSING, bodiless, doorOwned, headLength, statusLine } from './answer-rules.ts';
-import { GatewayError } from './errors.ts';
 import { headerRecord } from './header-record.ts';
 import { isAmbiguousFraming } from './request-framing.ts';
 import type { Exchange, OutgoingHeaders } from './exchange.ts';
@@ -186,20 +185,8 @@ export class UwsExchange implements Exchange {
     else (this.#abortHandlers ??= []).push(fn);
   }
 
-  async readBody(limit: number): Promise<Buffer> {
-    const declared = Number(this.headers['content-length'] ?? 0);
-    if (declared > limit) throw new GatewayError('body.too-large', `The request body may be at most ${limit} bytes.`);
-    const parts: Uint8Array[] = [];
-    let size = 0;
-    if (!this.#queue) return Buffer.alloc(0);
-    for await (const chunk of this.#queue.stream()) {
-      size += chunk.byteLength;
-      if (size > limit) throw new GatewayError('body.too-large', `The request body may be at most ${limit} bytes.`);
-      parts.push(chunk);
-    }
-    // A body that came in one piece is already the door's own copy: no second one.
-    if (parts.length === 1) return Buffer.from(parts[0]!.buffer, parts[0]!.byteOffset, parts[0]!.byteLength);
-    return Buffer.concat(parts, size);
+  readBody(limit: number): Promise<Buffer> {
+    return readWhole(this.#queue, Number(this.headers['content-length'] ?? 0), limit);
   }
 
   bodyStream(): AsyncIterable<Uint8Array> {

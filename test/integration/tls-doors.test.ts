@@ -515,22 +515,25 @@ const echoCall: UpstreamHandler = (req, res, received) => {
 test('one HTTPS connection carries plain requests and others in order: the door reads the plain ones, node:http every one from the first other', async () => {
   await onHttpsRoute('mix', echoCall, async (port) => {
     const host = 'Host: mix.example.test\r\n';
-    // Pipelined in one write: a plain GET, a POST with a body, then a GET node:http reads too.
+    // Pipelined in one write: a plain GET, a POST with a stated length, a PUT in chunks (node:http
+    // takes the connection there), then a GET node:http reads too.
     const text = await rawTls(port, 'mix.example.test',
       `GET /mix/1?a=b HTTP/1.1\r\n${host}\r\n` +
       `POST /mix/2 HTTP/1.1\r\n${host}Content-Length: 5\r\n\r\nhello` +
-      `GET /mix/3 HTTP/1.1\r\n${host}Connection: close\r\n\r\n`);
+      `PUT /mix/3 HTTP/1.1\r\n${host}Transfer-Encoding: chunked\r\n\r\n4\r\nbyte\r\n1\r\ns\r\n0\r\n\r\n` +
+      `GET /mix/4 HTTP/1.1\r\n${host}Connection: close\r\n\r\n`);
     const answers = answersIn(text);
-    assert.deepEqual(answers.map((a) => a.status), [200, 200, 200], text);
+    assert.deepEqual(answers.map((a) => a.status), [200, 200, 200, 200], text);
     assert.deepEqual(answers.map((a) => JSON.parse(a.body)), [
       { method: 'GET', url: '/mix/1?a=b', body: '' },
       { method: 'POST', url: '/mix/2', body: 'hello' },
-      { method: 'GET', url: '/mix/3', body: '' },
+      { method: 'PUT', url: '/mix/3', body: 'bytes' },
+      { method: 'GET', url: '/mix/4', body: '' },
     ]);
-    // The first answer is the door's own and keeps the connection; the last says it closes.
-    assert.match(answers[0]!.head, /\r\nConnection: keep-alive\r\nKeep-Alive: timeout=10(\r\n|$)/);
+    // The first answers are the door's own and keep the connection; the last says it closes.
+    for (const a of answers.slice(0, 2)) assert.match(a.head, /\r\nConnection: keep-alive\r\nKeep-Alive: timeout=10(\r\n|$)/);
     assert.match(answers[0]!.head, /\r\nDate: [A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT(\r\n|$)/);
-    assert.match(answers[2]!.head, /\r\nConnection: close(\r\n|$)/);
+    assert.match(answers[3]!.head, /\r\nConnection: close(\r\n|$)/);
   });
 });
 
@@ -615,5 +618,52 @@ test('a client that leaves before its answer on the HTTPS door: the call to the 
     await left;
     for (let i = 0; i < 100 && inFlight() !== 0; i++) await new Promise((r) => setImmediate(r));
     assert.equal(inFlight(), 0, 'nothing stays in flight');
+  });
+});
+
+test('bodies of a stated length on the HTTPS door: in pieces, large, and one the answer comes before (the connection closes after it, the rest unread)', async () => {
+  const measured: UpstreamHandler = (req, res, received) => {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: req.url, length: received.bodyLength, sha: received.bodySha256 }));
+  };
+  await onHttpsRoute('bodies', measured, async (port) => {
+    const host = 'Host: bodies.example.test\r\n';
+    // A body in three writes with pauses, then the next request on the same connection.
+    const pieces = await new Promise<string>((resolve, reject) => {
+      const socket = tlsConnect({ host: '127.0.0.1', port, servername: 'bodies.example.test', rejectUnauthorized: false }, () => {
+        socket.write(`POST /bodies/pieces HTTP/1.1\r\n${host}Content-Length: 12\r\n\r\nhell`);
+        setTimeout(() => socket.write('o, wo'), 30);
+        setTimeout(() => socket.write(`rld` + `GET /bodies/next HTTP/1.1\r\n${host}Connection: close\r\n\r\n`), 60);
+      });
+      let got = '';
+      socket.on('data', (d: Buffer) => { got += d.toString('latin1'); });
+      socket.on('end', () => resolve(got));
+      socket.on('error', reject);
+    });
+    const [first, next] = answersIn(pieces);
+    assert.deepEqual(JSON.parse(first!.body), { url: '/bodies/pieces', length: 12, sha: createHash('sha256').update('hello, world').digest('hex') });
+    assert.equal(JSON.parse(next!.body).url, '/bodies/next');
+    // 3 MiB through the door, read as it comes and relayed under back-pressure.
+    const big = Buffer.alloc(3 * 1024 * 1024);
+    const rnd = mulberry32(11);
+    for (let i = 0; i < big.length; i++) big[i] = Math.floor(rnd() * 256);
+    const bigAnswer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpsRequest({ host: '127.0.0.1', port, method: 'POST', path: '/bodies/big', servername: 'bodies.example.test', ca, agent: false, headers: { 'content-length': big.length } }, (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => { body += d.toString(); });
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+      });
+      req.on('error', reject);
+      req.end(big);
+    });
+    assert.equal(bigAnswer.status, 200, bigAnswer.body);
+    assert.deepEqual(JSON.parse(bigAnswer.body), { url: '/bodies/big', length: big.length, sha: createHash('sha256').update(big).digest('hex') });
+    // No route: answered at once, before the stated body came. The connection closes after the
+    // answer, and the bytes sent after it are never read as a request.
+    const early = await rawTls(port, 'bodies.example.test', `POST /nowhere HTTP/1.1\r\n${host}Content-Length: 100000\r\n\r\nGET /bodies/smuggled HTTP/1.1\r\n${host}\r\n`);
+    const answers = answersIn(early);
+    assert.equal(answers.length, 1, early);
+    assert.equal(answers[0]!.status, 404, early);
+    assert.match(answers[0]!.head, /\r\nConnection: close(\r\n|$)/);
+    assert.ok(!up.requests.some((r) => r.url === '/bodies/smuggled'), 'the bytes inside the body never reached the service as a request');
   });
 });
