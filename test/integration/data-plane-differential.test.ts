@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import { Agent, request, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { connect, type AddressInfo } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { createServer, type Server } from 'node:http';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { signInAdmin, putOk } from '../helpers/admin.ts';
@@ -178,7 +179,8 @@ function makeCase(id: number, rnd: () => number, forced: Partial<Omit<Case, 'ans
  * A chunked request body goes through the gateway's HTTPS door: the plain doors answer it 411 unread
  * (their parser misreads chunk sizes, docs/core.md), the HTTPS doors' parser is strict.
  */
-function send(agent: Agent, port: number, c: Case, via: string, tls?: { agent: HttpsAgent; port: number }): Promise<Got> {
+/** `tls`: chunked bodies go to the HTTPS door (the plain doors refuse them); with `all`, every request does. */
+function send(agent: Agent, port: number, c: Case, via: string, tls?: { agent: HttpsAgent; port: number; all?: boolean }): Promise<Got> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string | string[]> = {
       ...c.headers,
@@ -196,7 +198,7 @@ function send(agent: Agent, port: number, c: Case, via: string, tls?: { agent: H
       res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, bodyLength: length, bodySha: hash.digest('hex') }));
       res.on('error', reject);
     };
-    const req = tls !== undefined && c.chunked && c.pieces.length > 0
+    const req = tls !== undefined && (tls.all === true || (c.chunked && c.pieces.length > 0))
       ? httpsRequest({ host: '127.0.0.1', port: tls.port, method: c.method, path: c.path, headers, agent: tls.agent }, onAnswer)
       : request({ host: '127.0.0.1', port, method: c.method, path: c.path, headers, agent }, onAnswer);
     req.on('error', reject);
@@ -215,6 +217,8 @@ const ADDED_UPSTREAM = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwa
 const OWN_VIA = /^1\.1 meerkat-[0-9a-f]{8}$/;
 /** The plain doors' HTTP library marks each answer with its name and version; it cannot be turned off. */
 const ADDED_CLIENT = new Set(['uwebsockets']);
+/** The HTTPS door's answers carry the HSTS policy (spec 1.2 rule 12; max-age=0 to an address). */
+const ADDED_CLIENT_TLS = new Set(['strict-transport-security']);
 
 function compareHeaders(direct: IncomingHttpHeaders, proxied: IncomingHttpHeaders, added: ReadonlySet<string>, what: string): void {
   for (const [name, value] of Object.entries(direct)) {
@@ -270,46 +274,58 @@ test(`seeded random requests (seed ${SEED}) reach the upstream and come back thr
   const door = gateway.gw.doors.find((x) => x.plane === 'data' && x.protocol === 'https');
   assert.ok(door, 'the data plane has an HTTPS door');
   const tls = { agent: new HttpsAgent({ keepAlive: true, maxSockets: 4, rejectUnauthorized: false }), port: door.port };
+  const plainTls = new HttpsAgent({ keepAlive: true, maxSockets: 4, rejectUnauthorized: false });
   try {
     for (const c of cases.slice(Number(process.env.DIFF_FROM ?? 0))) {
       const label = `case ${c.id} ${c.method} ${c.path} body ${c.pieces.join('+') || 'none'}${c.chunked ? ' chunked' : ''} → ${c.answer.status} ${c.answer.size}${c.answer.chunked ? ' chunked' : ''}`;
       if (process.env.DIFF_TRACE) console.log(label);
       const a = await send(direct, upstreamPort, c, 'direct').catch((err: Error) => assert.fail(`${label}: straight to the upstream: ${err.message}`));
       const b = await send(proxied, gatewayPort, c, 'gateway', tls).catch((err: Error) => assert.fail(`${label}: through the gateway: ${err.message}`));
-      // What the upstream received.
-      const sa = seen.get(`${c.id}:direct`);
-      const sb = seen.get(`${c.id}:gateway`);
-      assert.ok(sa, `${label}: the upstream saw the request sent to it`);
-      assert.ok(sb, `${label}: the upstream saw the request sent through the gateway (answered ${b.status})`);
-      assert.equal(sb.method, sa.method, label);
-      assert.equal(sb.url, sa.url, `${label}: path and query unchanged`);
-      assert.equal(sb.bodyLength, sa.bodyLength, `${label}: request body length`);
-      assert.equal(sb.bodySha, sa.bodySha, `${label}: request body bytes`);
-      if (sa.bodyLength > 0) assert.ok(sb.headers['content-length'] !== undefined || sb.headers['transfer-encoding'] === 'chunked', `${label}: the body is framed`);
-      compareHeaders(sa.headers, sb.headers, ADDED_UPSTREAM, `${label}: toward the upstream`);
-      // What the client got back.
-      assert.equal(b.status, a.status, `${label}: status`);
-      assert.equal(b.bodyLength, a.bodyLength, `${label}: answer length`);
-      assert.equal(b.bodySha, a.bodySha, `${label}: answer bytes`);
-      if (a.headers['content-length'] !== undefined && a.status !== 304) {
-        assert.equal(b.headers['content-length'], a.headers['content-length'], `${label}: a stated length is kept (HEAD included)`);
+      compareCase(label, c.id, 'gateway', a, b, ADDED_CLIENT);
+      // Every request with a stated body or none through the HTTPS door too, on connections that
+      // never carried a chunked body: the door reads these itself (tls-h1-connection.ts).
+      if (!c.chunked) {
+        const d = await send(proxied, gatewayPort, c, 'tls', { agent: plainTls, port: door.port, all: true }).catch((err: Error) => assert.fail(`${label}: through the HTTPS door: ${err.message}`));
+        compareCase(`${label} (HTTPS)`, c.id, 'tls', a, d, ADDED_CLIENT_TLS);
       }
-      compareHeaders(a.headers, b.headers, ADDED_CLIENT, `${label}: toward the client`);
     }
   } finally {
     direct.destroy();
     proxied.destroy();
     tls.agent.destroy();
+    plainTls.destroy();
   }
 });
 
-test('a request cut off half-way through its body never reaches the upstream as a complete one, and the gateway goes on serving', async () => {
+/** What the upstream received and what the client got back through the gateway (`via`), against the same case sent straight. */
+function compareCase(label: string, id: number, via: string, a: Got, b: Got, addedClient: ReadonlySet<string>): void {
+  const sa = seen.get(`${id}:direct`);
+  const sb = seen.get(`${id}:${via}`);
+  assert.ok(sa, `${label}: the upstream saw the request sent to it`);
+  assert.ok(sb, `${label}: the upstream saw the request sent through the gateway (answered ${b.status})`);
+  assert.equal(sb.method, sa.method, label);
+  assert.equal(sb.url, sa.url, `${label}: path and query unchanged`);
+  assert.equal(sb.bodyLength, sa.bodyLength, `${label}: request body length`);
+  assert.equal(sb.bodySha, sa.bodySha, `${label}: request body bytes`);
+  if (sa.bodyLength > 0) assert.ok(sb.headers['content-length'] !== undefined || sb.headers['transfer-encoding'] === 'chunked', `${label}: the body is framed`);
+  compareHeaders(sa.headers, sb.headers, ADDED_UPSTREAM, `${label}: toward the upstream`);
+  assert.equal(b.status, a.status, `${label}: status`);
+  assert.equal(b.bodyLength, a.bodyLength, `${label}: answer length`);
+  assert.equal(b.bodySha, a.bodySha, `${label}: answer bytes`);
+  if (a.headers['content-length'] !== undefined && a.status !== 304) {
+    assert.equal(b.headers['content-length'], a.headers['content-length'], `${label}: a stated length is kept (HEAD included)`);
+  }
+  compareHeaders(a.headers, b.headers, addedClient, `${label}: toward the client`);
+}
+
+test('a request cut off half-way through its body never reaches the upstream as a complete one, on either door, and the gateway goes on serving', async () => {
   const gatewayPort = Number(new URL(gateway.url('data')).port);
-  for (const [via, port] of [['direct', upstreamPort], ['gateway', gatewayPort]] as const) {
+  const tlsPort = gateway.gw.doors.find((x) => x.plane === 'data' && x.protocol === 'https')!.port;
+  for (const [via, port] of [['direct', upstreamPort], ['gateway', gatewayPort], ['https', tlsPort]] as const) {
     const key = `cut:${via}`;
     const answer = Buffer.from(JSON.stringify({ status: 200, size: 10, chunked: false, cookies: 0, extra: {} })).toString('base64url');
-    const sock = connect(port, '127.0.0.1');
-    await new Promise<void>((resolve) => sock.once('connect', () => resolve()));
+    const sock = via === 'https' ? tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false }) : connect(port, '127.0.0.1');
+    await new Promise<void>((resolve) => sock.once(via === 'https' ? 'secureConnect' : 'connect', () => resolve()));
     sock.write(`POST /diff/cut HTTP/1.1\r\nhost: x\r\ncontent-type: application/octet-stream\r\ncontent-length: 100000\r\nx-case-key: ${key}\r\nx-answer: ${answer}\r\n\r\n`);
     sock.write(bytes(99, 20_000));
     // The upstream has begun to receive the request before the client goes away.
