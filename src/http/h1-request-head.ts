@@ -1,9 +1,10 @@
 /**
  * The head of a request the HTTPS doors serve themselves (tls-h1-connection.ts): HTTP/1.1, a known
- * method, a path in origin form, no body or one of a stated length, no upgrade and no expectation. Anything else, or
- * anything that could be read two ways, is not refused here but left to node:http, which then
- * serves the rest of the connection with its own strict parser (llhttp) and its own refusals: this
- * reader only ever says "mine" for a head both would read the same, or "not mine".
+ * method, a path in origin form, no body or one of a stated length, no upgrade, no expectation but
+ * 100-continue. Anything else, or anything that could be read two ways, is not refused here but
+ * left to node:http, which then serves the rest of the connection with its own strict parser
+ * (llhttp) and its own refusals: this reader only ever says "mine" for a head both would read the
+ * same, or "not mine".
  */
 import { METHODS } from 'node:http';
 import { hasToken, isFieldValue, isRequestTarget, isToken } from './grammar.ts';
@@ -25,6 +26,8 @@ export interface PlainHead {
   readonly headers: Record<string, string>;
   /** The body's stated length (0: none). */
   readonly length: number;
+  /** The client waits for `100 Continue` before it sends the body (RFC 9110 10.1.1). */
+  readonly expectsContinue: boolean;
   /** The client asked for the connection to close after this answer. */
   readonly close: boolean;
 }
@@ -78,7 +81,10 @@ export function readPlainHead(text: string): PlainHead | null {
   // A body in chunks, a length that is not one number, an upgrade, an expectation, or no Host: node:http's.
   const length = headers['content-length'];
   if ((length !== undefined && !LENGTH.test(length)) || headers['transfer-encoding'] !== undefined) return null;
-  if (headers['upgrade'] !== undefined || headers['expect'] !== undefined || headers['host'] === undefined) return null;
+  // An expectation other than 100-continue is answered 417 by node:http.
+  const expect = headers['expect'];
+  const expectsContinue = expect !== undefined && expect.toLowerCase() === '100-continue';
+  if (headers['upgrade'] !== undefined || (expect !== undefined && !expectsContinue) || headers['host'] === undefined) return null;
   const connection = headers['connection'];
   if (connection !== undefined && hasToken(connection, 'upgrade')) return null;
   const q = target.indexOf('?');
@@ -88,6 +94,7 @@ export function readPlainHead(text: string): PlainHead | null {
     query: q === -1 ? '' : target.slice(q + 1),
     headers,
     length: length === undefined ? 0 : Number(length),
+    expectsContinue,
     close: connection !== undefined && hasToken(connection, 'close'),
   };
 }

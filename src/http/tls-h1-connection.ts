@@ -36,6 +36,7 @@ export interface PlainDoor {
 
 const CRLF_CRLF = Buffer.from('\r\n\r\n');
 const TOO_LARGE = 'HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
+const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n';
 const TIMED_OUT = 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
 /**
  * node:http's `headersTimeout`: a head that keeps trickling in (a byte now and then, each within
@@ -173,6 +174,8 @@ export class TlsH1Connection implements AnswerSide {
         this.#current = ex;
         this.#body = body;
         this.#bodyLeft = head.length;
+        // As node:http does: the client is told at once to send the body it holds back.
+        if (head.expectsContinue && head.length > 0 && this.#held === null) this.socket.write(CONTINUE, 'latin1');
         if (body !== null) this.#feed();
         door.flight.enter();
         door.serve(ex);

@@ -621,7 +621,7 @@ test('a client that leaves before its answer on the HTTPS door: the call to the 
   });
 });
 
-test('bodies of a stated length on the HTTPS door: in pieces, large, and one the answer comes before (the connection closes after it, the rest unread)', async () => {
+test('bodies of a stated length on the HTTPS door: in pieces, large, after 100 Continue, and one the answer comes before (the connection closes after it, the rest unread)', async () => {
   const measured: UpstreamHandler = (req, res, received) => {
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: req.url, length: received.bodyLength, sha: received.bodySha256 }));
   };
@@ -657,6 +657,25 @@ test('bodies of a stated length on the HTTPS door: in pieces, large, and one the
     });
     assert.equal(bigAnswer.status, 200, bigAnswer.body);
     assert.deepEqual(JSON.parse(bigAnswer.body), { url: '/bodies/big', length: big.length, sha: createHash('sha256').update(big).digest('hex') });
+    // A client that waits for 100 Continue before its body gets it, then its answer.
+    const continued = await new Promise<string>((resolve, reject) => {
+      const socket = tlsConnect({ host: '127.0.0.1', port, servername: 'bodies.example.test', rejectUnauthorized: false }, () => {
+        socket.write(`PUT /bodies/expect HTTP/1.1\r\n${host}Expect: 100-continue\r\nContent-Length: 5\r\nConnection: close\r\n\r\n`);
+      });
+      let got = '';
+      socket.on('data', (d: Buffer) => {
+        const first = got === '';
+        got += d.toString('latin1');
+        if (first) {
+          assert.match(got, /^HTTP\/1\.1 100 Continue\r\n\r\n/, 'the interim answer comes before the body is sent');
+          socket.write('abcde');
+        }
+      });
+      socket.on('end', () => resolve(got));
+      socket.on('error', reject);
+    });
+    const final = answersIn(continued.slice(continued.indexOf('\r\n\r\n') + 4));
+    assert.deepEqual(JSON.parse(final[0]!.body), { url: '/bodies/expect', length: 5, sha: createHash('sha256').update('abcde').digest('hex') });
     // No route: answered at once, before the stated body came. The connection closes after the
     // answer, and the bytes sent after it are never read as a request.
     const early = await rawTls(port, 'bodies.example.test', `POST /nowhere HTTP/1.1\r\n${host}Content-Length: 100000\r\n\r\nGET /bodies/smuggled HTTP/1.1\r\n${host}\r\n`);
