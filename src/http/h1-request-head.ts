@@ -1,7 +1,7 @@
 /**
  * The head of a request the HTTPS doors serve themselves (tls-h1-connection.ts): HTTP/1.1, a known
- * method, a path in origin form, no body or one of a stated length, no upgrade, no expectation but
- * 100-continue. Anything else, or anything that could be read two ways, is not refused here but
+ * method, a path in origin form, no body or one of a stated length or in chunks, no upgrade, no
+ * expectation but 100-continue. Anything else, or anything that could be read two ways, is not refused here but
  * left to node:http, which then serves the rest of the connection with its own strict parser
  * (llhttp) and its own refusals: this reader only ever says "mine" for a head both would read the
  * same, or "not mine".
@@ -24,8 +24,10 @@ export interface PlainHead {
   readonly query: string;
   /** Lower-case names; a repeated header joined to the first with ", " (cookies with "; "), as every door does. */
   readonly headers: Record<string, string>;
-  /** The body's stated length (0: none). */
+  /** The body's stated length (0: none, or chunked). */
   readonly length: number;
+  /** The body comes in chunks (`Transfer-Encoding: chunked`, alone). */
+  readonly chunked: boolean;
   /** The client waits for `100 Continue` before it sends the body (RFC 9110 10.1.1). */
   readonly expectsContinue: boolean;
   /** The client asked for the connection to close after this answer. */
@@ -78,9 +80,13 @@ export function readPlainHead(text: string): PlainHead | null {
     headers[name] = had === undefined ? value : `${had}${name === 'cookie' ? '; ' : ', '}${value}`;
     at = end + 2;
   }
-  // A body in chunks, a length that is not one number, an upgrade, an expectation, or no Host: node:http's.
+  // A length that is not one number, a coding other than chunked alone, both at once (RFC 9112
+  // 6.3: the classic smuggling pair), an upgrade, an expectation, or no Host: node:http's.
   const length = headers['content-length'];
-  if ((length !== undefined && !LENGTH.test(length)) || headers['transfer-encoding'] !== undefined) return null;
+  const coding = headers['transfer-encoding'];
+  if (length !== undefined && (coding !== undefined || !LENGTH.test(length))) return null;
+  const chunked = coding !== undefined && coding.toLowerCase() === 'chunked';
+  if (coding !== undefined && !chunked) return null;
   // An expectation other than 100-continue is answered 417 by node:http.
   const expect = headers['expect'];
   const expectsContinue = expect !== undefined && expect.toLowerCase() === '100-continue';
@@ -94,6 +100,7 @@ export function readPlainHead(text: string): PlainHead | null {
     query: q === -1 ? '' : target.slice(q + 1),
     headers,
     length: length === undefined ? 0 : Number(length),
+    chunked,
     expectsContinue,
     close: connection !== undefined && hasToken(connection, 'close'),
   };

@@ -1,15 +1,14 @@
 /**
  * An HTTPS door's connection once TLS is up. The door reads the requests itself while they are
- * plain (h1-request-head.ts: HTTP/1.1, origin form, no body or one of a stated length, no
- * upgrade), one at a time, each answered before the next is read (pipelined requests wait in
- * order). An answer given before its request's body was all read closes the connection after it:
- * the rest of the body is never read as a request, nor read at all. The first request that is
- * not plain, at a request's boundary, hands the connection to node:http with the bytes not yet
- * read put back: node:http then reads that request and every later one with its strict parser and
- * answers its refusals itself (400, 505), takes chunked bodies, `Expect: 100-continue` and
- * WebSocket upgrades (tls-sockets.ts). Plain requests, nearly all of a data plane's calls, skip
- * node:http's two streams per request (bench/RESULTS.md, "The HTTPS door serves plain requests
- * itself").
+ * plain (h1-request-head.ts: HTTP/1.1, origin form, no body or one of a stated length or in
+ * chunks, no upgrade), one at a time, each answered before the next is read (pipelined requests
+ * wait in order). An answer given before its request's body was all read closes the connection
+ * after it: the rest of the body is never read as a request, nor read at all. The first request
+ * that is not plain, at a request's boundary, hands the connection to node:http with the bytes
+ * not yet read put back: node:http then reads that request and every later one with its strict
+ * parser, answers its refusals itself (400, 417, 505), and takes HTTP/1.0 and WebSocket upgrades
+ * (tls-sockets.ts). Plain requests, nearly all of a data plane's calls, skip node:http's two
+ * streams per request (bench/RESULTS.md, "The HTTPS door serves plain requests itself").
  */
 import { performance } from 'node:perf_hooks';
 import type { TLSSocket } from 'node:tls';
@@ -20,6 +19,7 @@ import { MAX_PLAIN_HEAD, readPlainHead } from './h1-request-head.ts';
 import type { InFlight } from './in-flight.ts';
 import { peerAddress } from './node-request.ts';
 import { BodyQueue } from './body-queue.ts';
+import { ChunkedBody } from './chunked-body.ts';
 import { KEEP_ALIVE_S, TlsH1Exchange, type AnswerSide } from './tls-h1-exchange.ts';
 
 export interface PlainDoor {
@@ -37,6 +37,13 @@ export interface PlainDoor {
 const CRLF_CRLF = Buffer.from('\r\n\r\n');
 const TOO_LARGE = 'HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
 const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n';
+const BAD_REQUEST = 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
+const EMPTY = Buffer.alloc(0);
+
+class ChunkRefusal extends Error {}
+function refuseChunks(why: string): never {
+  throw new ChunkRefusal(`the request body's chunks cannot be read: ${why}`);
+}
 const TIMED_OUT = 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
 /**
  * node:http's `headersTimeout`: a head that keeps trickling in (a byte now and then, each within
@@ -52,9 +59,10 @@ export class TlsH1Connection implements AnswerSide {
   /** Bytes read and not yet taken as a request. */
   #held: Buffer | null = null;
   #current: TlsH1Exchange | null = null;
-  /** The current request's body as it is read, and its bytes still to come. */
+  /** The current request's body as it is read: its stated bytes still to come, or its chunks' reader. */
   #body: BodyQueue | null = null;
   #bodyLeft = 0;
+  #chunks: ChunkedBody | null = null;
   /** Inside #next: an answer given at once continues its loop instead of calling it again. */
   #turning = false;
   /** The connection ends after the answer in flight (the client asked, or the door drains). */
@@ -78,7 +86,11 @@ export class TlsH1Connection implements AnswerSide {
 
   /** An answer whose request's body is not all read closes the connection: what is left is never read. */
   get closing(): boolean {
-    return this.#ending || this.#bodyLeft > 0 || this.#door.flight.draining;
+    return this.#ending || this.#bodyOpen || this.#door.flight.draining;
+  }
+
+  get #bodyOpen(): boolean {
+    return this.#bodyLeft > 0 || this.#chunks !== null;
   }
 
   /** Idle now (no answer in flight): closed at once, as node:http closes its idle ones; otherwise after the answer in flight. */
@@ -96,7 +108,7 @@ export class TlsH1Connection implements AnswerSide {
     if (this.#done) return;
     this.#held = this.#held === null ? chunk : Buffer.concat([this.#held, chunk]);
     if (this.#handing) return;
-    if (this.#bodyLeft > 0) this.#feed();
+    if (this.#bodyOpen) this.#feed();
     if (this.#headSince !== 0 && performance.now() - this.#headSince > HEAD_TIMEOUT_MS) {
       this.#refuse(TIMED_OUT);
       return;
@@ -127,7 +139,7 @@ export class TlsH1Connection implements AnswerSide {
     this.#current = null;
     this.#body = null;
     this.#door.flight.leave();
-    if (close || this.#ending || this.#bodyLeft > 0) {
+    if (close || this.#ending || this.#bodyOpen) {
       this.#end();
       return;
     }
@@ -169,13 +181,15 @@ export class TlsH1Connection implements AnswerSide {
         if (head.close) this.#ending = true;
         const mono = performance.now();
         const door = this.#door;
-        const body = head.length === 0 ? null : new BodyQueue(() => this.socket.pause(), () => this.socket.resume());
+        const hasBody = head.length > 0 || head.chunked;
+        const body = hasBody ? new BodyQueue(() => this.socket.pause(), () => this.socket.resume()) : null;
         const ex = new TlsH1Exchange(this, head, door.plane, this.#remoteAddress, mono, door.clock.at(mono), body);
         this.#current = ex;
         this.#body = body;
         this.#bodyLeft = head.length;
+        if (head.chunked) this.#chunks = new ChunkedBody(refuseChunks);
         // As node:http does: the client is told at once to send the body it holds back.
-        if (head.expectsContinue && head.length > 0 && this.#held === null) this.socket.write(CONTINUE, 'latin1');
+        if (head.expectsContinue && hasBody && this.#held === null) this.socket.write(CONTINUE, 'latin1');
         if (body !== null) this.#feed();
         door.flight.enter();
         door.serve(ex);
@@ -189,11 +203,45 @@ export class TlsH1Connection implements AnswerSide {
   #feed(): void {
     const held = this.#held;
     if (held === null) return;
+    // The socket's reads are fresh buffers, never reused: a view of one is the body's own.
+    const chunks = this.#chunks;
+    if (chunks !== null) {
+      let rest: Buffer | null;
+      try {
+        rest = chunks.read(held, this.#piece);
+      } catch (err) {
+        this.#badBody(err as Error);
+        return;
+      }
+      if (rest === null) {
+        this.#held = null;
+        return;
+      }
+      this.#chunks = null;
+      this.#held = rest.length === 0 ? null : rest;
+      this.#body?.push(EMPTY, true);
+      return;
+    }
     const n = Math.min(held.length, this.#bodyLeft);
     this.#bodyLeft -= n;
     this.#held = n === held.length ? null : held.subarray(n);
-    // The socket's reads are fresh buffers, never reused: a view of one is the body's own.
     this.#body?.push(held.subarray(0, n), this.#bodyLeft === 0);
+  }
+
+  readonly #piece = (piece: Buffer): void => this.#body?.push(piece, false);
+
+  /**
+   * Chunks that cannot be read one way only: the body fails where it is read, and the client gets
+   * node:http's 400 if its answer has not begun; the connection ends either way.
+   */
+  #badBody(err: Error): void {
+    this.#chunks = null;
+    this.#body?.fail(err);
+    const ex = this.#current;
+    if (ex !== null && ex.status === 0) this.#refuse(BAD_REQUEST);
+    else this.socket.destroy();
+    // The request is over: its handler's answer, if it comes, has nowhere to go.
+    ex?.gone();
   }
 
   /**

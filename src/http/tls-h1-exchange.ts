@@ -55,8 +55,6 @@ export class TlsH1Exchange implements Exchange {
   status = 0;
 
   #abortHandlers: Array<() => void> | null = null;
-  /** The head of a streamed answer, written with its first bytes. */
-  #pendingHead: string | null = null;
   #headSent = false;
   #bodilessHead = false;
   #chunked = false;
@@ -175,14 +173,13 @@ export class TlsH1Exchange implements Exchange {
       head += 'Transfer-Encoding: chunked\r\n';
       this.#chunked = true;
     }
-    this.#pendingHead = `${head}\r\n`;
-  }
-
-  /** Writes the head still waiting; inside a cork, so that it goes with the bytes after it. */
-  #flushHead(socket: TLSSocket): void {
-    if (this.#pendingHead === null) return;
-    socket.write(this.#pendingHead, 'latin1');
-    this.#pendingHead = null;
+    // Written at once, in a cork undone at the end of this turn: the bytes written in the same
+    // turn go in the same record, and a service that computes its body before sending it has
+    // its head with the client meanwhile.
+    const socket = this.side.socket;
+    socket.cork();
+    socket.write(`${head}\r\n`, 'latin1');
+    process.nextTick(uncork, socket);
   }
 
   #body(socket: TLSSocket, chunk: Uint8Array, copy: boolean): boolean {
@@ -206,7 +203,6 @@ export class TlsH1Exchange implements Exchange {
     if (chunk.byteLength === 0) return true;
     const socket = this.side.socket;
     socket.cork();
-    this.#flushHead(socket);
     const ok = this.#body(socket, chunk, true);
     socket.uncork();
     return ok;
@@ -233,7 +229,6 @@ export class TlsH1Exchange implements Exchange {
     this.responded = true;
     const socket = this.side.socket;
     socket.cork();
-    this.#flushHead(socket);
     if (body !== undefined && body.byteLength > 0) this.#body(socket, body, false);
     if (this.#chunked) socket.write('0\r\n\r\n', 'latin1');
     socket.uncork();
@@ -252,6 +247,10 @@ export class TlsH1Exchange implements Exchange {
     this.#over = true;
     this.side.answered(this, this.#close);
   }
+}
+
+function uncork(socket: TLSSocket): void {
+  socket.uncork();
 }
 
 function line(name: string, value: string): string {

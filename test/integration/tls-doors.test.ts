@@ -515,25 +515,28 @@ const echoCall: UpstreamHandler = (req, res, received) => {
 test('one HTTPS connection carries plain requests and others in order: the door reads the plain ones, node:http every one from the first other', async () => {
   await onHttpsRoute('mix', echoCall, async (port) => {
     const host = 'Host: mix.example.test\r\n';
-    // Pipelined in one write: a plain GET, a POST with a stated length, a PUT in chunks (node:http
-    // takes the connection there), then a GET node:http reads too.
+    // Pipelined in one write: a plain GET, a POST with a stated length, a PUT in chunks (with an
+    // extension and a trailer), a target in absolute form (node:http takes the connection there),
+    // then a GET node:http reads too.
     const text = await rawTls(port, 'mix.example.test',
       `GET /mix/1?a=b HTTP/1.1\r\n${host}\r\n` +
       `POST /mix/2 HTTP/1.1\r\n${host}Content-Length: 5\r\n\r\nhello` +
-      `PUT /mix/3 HTTP/1.1\r\n${host}Transfer-Encoding: chunked\r\n\r\n4\r\nbyte\r\n1\r\ns\r\n0\r\n\r\n` +
-      `GET /mix/4 HTTP/1.1\r\n${host}Connection: close\r\n\r\n`);
+      `PUT /mix/3 HTTP/1.1\r\n${host}Transfer-Encoding: chunked\r\n\r\n4;x=y\r\nbyte\r\n1\r\ns\r\n0\r\nx-sum: 1\r\n\r\n` +
+      `GET https://mix.example.test/mix/4 HTTP/1.1\r\n${host}\r\n` +
+      `GET /mix/5 HTTP/1.1\r\n${host}Connection: close\r\n\r\n`);
     const answers = answersIn(text);
-    assert.deepEqual(answers.map((a) => a.status), [200, 200, 200, 200], text);
+    assert.deepEqual(answers.map((a) => a.status), [200, 200, 200, 200, 200], text);
     assert.deepEqual(answers.map((a) => JSON.parse(a.body)), [
       { method: 'GET', url: '/mix/1?a=b', body: '' },
       { method: 'POST', url: '/mix/2', body: 'hello' },
       { method: 'PUT', url: '/mix/3', body: 'bytes' },
       { method: 'GET', url: '/mix/4', body: '' },
+      { method: 'GET', url: '/mix/5', body: '' },
     ]);
     // The first answers are the door's own and keep the connection; the last says it closes.
-    for (const a of answers.slice(0, 2)) assert.match(a.head, /\r\nConnection: keep-alive\r\nKeep-Alive: timeout=10(\r\n|$)/);
+    for (const a of answers.slice(0, 3)) assert.match(a.head, /\r\nConnection: keep-alive\r\nKeep-Alive: timeout=10(\r\n|$)/);
     assert.match(answers[0]!.head, /\r\nDate: [A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT(\r\n|$)/);
-    assert.match(answers[3]!.head, /\r\nConnection: close(\r\n|$)/);
+    assert.match(answers[4]!.head, /\r\nConnection: close(\r\n|$)/);
   });
 });
 
@@ -578,7 +581,7 @@ test('plain requests one after another on a kept connection, then a body: every 
   });
 });
 
-test('what the door does not read itself gets node:http\'s refusals (an unknown method, a folded line, a control character, no Host); a head past 16 KiB is refused with 431', async () => {
+test('what the door does not read itself gets node:http\'s refusals (an unknown method, a folded line, a control character, no Host, a length beside chunks); chunks that cannot be read 400, a head past 16 KiB 431', async () => {
   await onHttpsRoute('odd', echoCall, async (port) => {
     const raw = (text: string) => rawTls(port, 'odd.example.test', text);
     const host = 'Host: odd.example.test\r\n';
@@ -588,6 +591,11 @@ test('what the door does not read itself gets node:http\'s refusals (an unknown 
       [`GET /odd/x HTTP/1.1\r\n${host}X-Bad: a\x01b\r\nConnection: close\r\n\r\n`, /^HTTP\/1\.1 400 /],
       [`GET /odd/x HTTP/1.1\r\n${host}X-Big: ${'a'.repeat(17 * 1024)}\r\nConnection: close\r\n\r\n`, /^HTTP\/1\.1 431 /],
       [`GET /odd/x HTTP/1.1\r\nConnection: close\r\n\r\n`, /^HTTP\/1\.1 400 /],
+      // A length beside a coding: the classic smuggling pair.
+      [`POST /odd/x HTTP/1.1\r\n${host}Content-Length: 3\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\n`, /^HTTP\/1\.1 400 /],
+      // Chunks the door reads itself and cannot read one way only.
+      [`POST /odd/x HTTP/1.1\r\n${host}Transfer-Encoding: chunked\r\n\r\nzz\r\n`, /^HTTP\/1\.1 400 /],
+      [`POST /odd/x HTTP/1.1\r\n${host}Transfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n`, /^HTTP\/1\.1 400 /],
     ];
     for (const [text, status] of cases) {
       const answer = await raw(text);

@@ -11,6 +11,7 @@
  */
 import { hasToken, isFieldValue, isToken } from '../../http/grammar.ts';
 import { headerRecord } from '../../http/header-record.ts';
+import { ChunkedBody } from '../../http/chunked-body.ts';
 
 /** A refusal of the answer: the connection cannot be trusted for another request. */
 export class ProtocolError extends Error {
@@ -27,22 +28,24 @@ export interface ParserSink {
 }
 
 export const MAX_HEAD = 64 * 1024;
-const MAX_CHUNK_LINE = 4096;
-const MAX_TRAILERS = 16 * 1024;
 
 const CRLF_CRLF = Buffer.from('\r\n\r\n');
-const CRLF = Buffer.from('\r\n');
 
-type State = 'head' | 'length' | 'chunk-size' | 'chunk-data' | 'chunk-end' | 'trailers' | 'close' | 'done';
+type State = 'head' | 'length' | 'chunked' | 'close' | 'done';
+
+function refuse(why: string): never {
+  throw new ProtocolError(why);
+}
 
 export class ResponseParser {
   #state: State = 'head';
-  /** Bytes of an unfinished head, chunk-size line or trailer section. */
+  /** Bytes of an unfinished head. */
   #held: Buffer | null = null;
-  /** Body bytes still expected (length framing, or the current chunk). */
+  /** Body bytes still expected (length framing). */
   #left = 0;
   #reusable = true;
-  #trailerBytes = 0;
+  #chunks: ChunkedBody | null = null;
+  readonly #data = (piece: Buffer): void => this.sink.data(piece);
 
   constructor(
     private readonly sink: ParserSink,
@@ -97,42 +100,11 @@ export class ResponseParser {
         case 'close':
           this.sink.data(buf);
           return;
-        case 'chunk-size': {
-          const line = this.#line(buf, MAX_CHUNK_LINE, 'a chunk size line');
-          if (line === null) return;
-          buf = line.rest;
-          const size = line.text.split(';', 1)[0]!.trim();
-          if (!/^[0-9a-fA-F]{1,12}$/.test(size)) throw new ProtocolError('a chunk size is not a hexadecimal number');
-          this.#left = parseInt(size, 16);
-          this.#state = this.#left === 0 ? 'trailers' : 'chunk-data';
-          break;
-        }
-        case 'chunk-data': {
-          const n = Math.min(this.#left, buf.length);
-          this.#left -= n;
-          this.sink.data(buf.subarray(0, n));
-          buf = buf.subarray(n);
-          if (this.#left === 0) this.#state = 'chunk-end';
-          break;
-        }
-        case 'chunk-end': {
-          const line = this.#line(buf, 2, 'the end of a chunk');
-          if (line === null) return;
-          if (line.text !== '') throw new ProtocolError('a chunk is longer than its size says');
-          buf = line.rest;
-          this.#state = 'chunk-size';
-          break;
-        }
-        case 'trailers': {
-          const line = this.#line(buf, MAX_TRAILERS, 'a trailer');
-          if (line === null) return;
-          buf = line.rest;
-          this.#trailerBytes += line.text.length + 2;
-          if (this.#trailerBytes > MAX_TRAILERS) throw new ProtocolError('its trailers are too large');
-          // Trailers are not relayed (a proxy that forwards them must merge them; none here does).
-          if (line.text === '') this.#finish(buf);
-          if (this.done) return;
-          break;
+        case 'chunked': {
+          const rest = this.#chunks!.read(buf, this.#data);
+          if (rest === null) return;
+          this.#finish(rest);
+          return;
         }
         case 'done':
           // Bytes after a complete answer, when no request asked for them: the connection is not to be trusted.
@@ -166,22 +138,6 @@ export class ResponseParser {
   /** Keeps an unfinished piece for the next read: a copy, unless it is one already (a concatenation). */
   #hold(whole: Buffer): void {
     this.#held = this.#held === null ? Buffer.from(whole) : whole;
-  }
-
-  /** One CRLF-ended line (held across reads); null when it is not complete yet. */
-  #line(buf: Buffer, max: number, what: string): { text: string; rest: Buffer } | null {
-    const whole = this.#held ? Buffer.concat([this.#held, buf]) : buf;
-    const end = whole.indexOf(CRLF);
-    if (end < 0) {
-      if (whole.length > max + 1) throw new ProtocolError(`${what} is too long`);
-      this.#hold(whole);
-      return null;
-    }
-    this.#held = null;
-    if (end > max) throw new ProtocolError(`${what} is too long`);
-    const text = whole.toString('latin1', 0, end);
-    if (/[\r\n]/.test(text)) throw new ProtocolError(`${what} holds a bare CR or LF`);
-    return { text, rest: whole.subarray(end + 2) };
   }
 
   #readHead(text: string): void {
@@ -258,7 +214,8 @@ export class ResponseParser {
       if (cl !== undefined) this.#reusable = false;
       // Every coding is chunked by now; an empty Transfer-Encoding frames nothing: read to the close.
       if (codings!.length > 0) {
-        this.#state = 'chunk-size';
+        this.#chunks = new ChunkedBody(refuse);
+        this.#state = 'chunked';
       } else {
         this.#reusable = false;
         this.#state = 'close';
