@@ -65,6 +65,9 @@ export class BodyQueue {
   }
 }
 
+/** The body of a request that has none. */
+export async function* noBody(): AsyncGenerator<Uint8Array> {}
+
 /**
  * A request's whole body from its queue (none: an empty body), refused with `body.too-large` past
  * `limit` bytes: at once when the stated length is past it, else as soon as what came is.

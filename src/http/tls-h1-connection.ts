@@ -3,7 +3,7 @@
  * plain (h1-request-head.ts: HTTP/1.1, origin form, no body or one of a stated length or in
  * chunks, no upgrade), one at a time, each answered before the next is read (pipelined requests
  * wait in order). An answer given before its request's body was all read closes the connection
- * after it: the rest of the body is never read as a request, nor read at all. The first request
+ * after it: the rest of the body is read and dropped, never taken for a request. The first request
  * that is not plain, at a request's boundary, hands the connection to node:http with the bytes
  * not yet read put back: node:http then reads that request and every later one with its strict
  * parser, answers its refusals itself (400, 417, 505), and takes HTTP/1.0 and WebSocket upgrades
@@ -50,6 +50,8 @@ const TIMED_OUT = 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-
  * the idle time) is refused once it took this long, so that slow clients cannot hold connections.
  */
 const HEAD_TIMEOUT_MS = 60_000;
+/** What an answered request's body may still bring before the connection is cut rather than ended. */
+const LINGER_BYTES = 4 * 1024 * 1024;
 /** Bytes a client may send ahead of the answer it waits for (pipelined requests) before it is read no further. */
 const AHEAD_MAX = 4 * MAX_PLAIN_HEAD;
 
@@ -70,6 +72,9 @@ export class TlsH1Connection implements AnswerSide {
   #done = false;
   /** When the head being read began (monotonic ms), 0 when none is: a head that trickles in is cut at HEAD_TIMEOUT_MS. */
   #headSince = 0;
+  /** Dropping the rest of an answered request's body (#linger), and how much more may come. */
+  #lingering = false;
+  #lingerBudget = 0;
   /** Waiting for the answers written to go out before node:http takes the connection: bytes read are held. */
   #handing = false;
 
@@ -108,7 +113,16 @@ export class TlsH1Connection implements AnswerSide {
     if (this.#done) return;
     this.#held = this.#held === null ? chunk : Buffer.concat([this.#held, chunk]);
     if (this.#handing) return;
-    if (this.#bodyOpen) this.#feed();
+    if (this.#bodyOpen) {
+      this.#feed();
+      if (this.#done) return;
+    }
+    if (this.#lingering) {
+      this.#lingerBudget -= chunk.length;
+      if (!this.#bodyOpen) this.#end();
+      else if (this.#lingerBudget <= 0) this.socket.destroy();
+      return;
+    }
     if (this.#headSince !== 0 && performance.now() - this.#headSince > HEAD_TIMEOUT_MS) {
       this.#refuse(TIMED_OUT);
       return;
@@ -139,12 +153,31 @@ export class TlsH1Connection implements AnswerSide {
     this.#current = null;
     this.#body = null;
     this.#door.flight.leave();
-    if (close || this.#ending || this.#bodyOpen) {
+    if (this.#bodyOpen) {
+      this.#linger();
+      return;
+    }
+    if (close || this.#ending) {
       this.#end();
       return;
     }
     if (this.socket.isPaused()) this.socket.resume();
     this.#next();
+  }
+
+  /**
+   * The answer went before its request's body was all read (it said `Connection: close`): the
+   * rest of the body is read and dropped, up to LINGER_BYTES, and the connection ends once it came.
+   * Closing with the client's bytes unread would reset the connection, and a client still sending
+   * (a large upload refused at once) would lose the answer with it.
+   */
+  #linger(): void {
+    this.#lingering = true;
+    this.#lingerBudget = LINGER_BYTES;
+    this.#ending = true;
+    if (this.socket.isPaused()) this.socket.resume();
+    this.#feed();
+    if (!this.#done && !this.#bodyOpen) this.#end();
   }
 
   #end(): void {

@@ -13,7 +13,7 @@ import { isFieldValue, isToken } from './grammar.ts';
 import type { Exchange, OutgoingHeaders } from './exchange.ts';
 import { bodiless, doorOwned, headLength, statusLine } from './answer-rules.ts';
 import type { PlainHead } from './h1-request-head.ts';
-import { readWhole, type BodyQueue } from './body-queue.ts';
+import { noBody, readWhole, type BodyQueue } from './body-queue.ts';
 
 /** What the exchange needs of its connection. */
 export interface AnswerSide {
@@ -39,8 +39,6 @@ function date(): string {
   }
   return dateLine;
 }
-
-async function* noBody(): AsyncIterable<Uint8Array> {}
 
 export class TlsH1Exchange implements Exchange {
   readonly method: string;

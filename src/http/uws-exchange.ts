@@ -5,7 +5,7 @@
  */
 import type * as uWS from 'uWebSockets.js';
 import type { PlaneName } from '../settings/settings.ts';
-import { BodyQueue, readWhole } from './body-queue.ts';
+import { BodyQueue, noBody, readWhole } from './body-queue.ts';
 import type { InFlight } from './in-flight.ts';
 import { StatedLengthBody } from './uws-stated-length.ts';
 import { CLOSING, bodiless, doorOwned, headLength, statusLine } from './answer-rules.ts';
@@ -63,8 +63,6 @@ export function readHeaders(req: uWS.HttpRequest): Record<string, string> {
 
 /** uWS gives the peer's address as ASCII text. */
 const ADDRESS_TEXT = new TextDecoder();
-
-async function* noBody(): AsyncGenerator<Uint8Array> {}
 
 export class UwsExchange implements Exchange {
   readonly method: string;

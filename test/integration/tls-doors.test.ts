@@ -629,7 +629,7 @@ test('a client that leaves before its answer on the HTTPS door: the call to the 
   });
 });
 
-test('bodies of a stated length on the HTTPS door: in pieces, large, after 100 Continue, and one the answer comes before (the connection closes after it, the rest unread)', async () => {
+test('bodies of a stated length on the HTTPS door: in pieces, large, after 100 Continue, and one the answer comes before (the connection ends once the rest came, read and dropped, never a request)', async () => {
   const measured: UpstreamHandler = (req, res, received) => {
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: req.url, length: received.bodyLength, sha: received.bodySha256 }));
   };
@@ -686,11 +686,36 @@ test('bodies of a stated length on the HTTPS door: in pieces, large, after 100 C
     assert.deepEqual(JSON.parse(final[0]!.body), { url: '/bodies/expect', length: 5, sha: createHash('sha256').update('abcde').digest('hex') });
     // No route: answered at once, before the stated body came. The connection closes after the
     // answer, and the bytes sent after it are never read as a request.
-    const early = await rawTls(port, 'bodies.example.test', `POST /nowhere HTTP/1.1\r\n${host}Content-Length: 100000\r\n\r\nGET /bodies/smuggled HTTP/1.1\r\n${host}\r\n`);
+    const inside = `GET /bodies/smuggled HTTP/1.1\r\n${host}\r\n`;
+    const early = await rawTls(port, 'bodies.example.test', `POST /nowhere HTTP/1.1\r\n${host}Content-Length: 100000\r\n\r\n${inside}${'x'.repeat(100_000 - inside.length)}`);
     const answers = answersIn(early);
     assert.equal(answers.length, 1, early);
     assert.equal(answers[0]!.status, 404, early);
     assert.match(answers[0]!.head, /\r\nConnection: close(\r\n|$)/);
     assert.ok(!up.requests.some((r) => r.url === '/bodies/smuggled'), 'the bytes inside the body never reached the service as a request');
+    // A client still uploading when the answer comes gets it whole, and an orderly end: the rest
+    // of its body is read and dropped, not left to reset the connection.
+    const upload = await new Promise<{ got: string; error: string | null; sentAtEnd: number }>((resolve) => {
+      const piece = Buffer.alloc(64 * 1024, 0x61);
+      const pieces = 16;
+      let sent = 0;
+      const socket = tlsConnect({ host: '127.0.0.1', port, servername: 'bodies.example.test', rejectUnauthorized: false }, () => {
+        socket.write(`POST /nowhere HTTP/1.1\r\n${host}Content-Length: ${piece.length * pieces}\r\n\r\n`);
+        // The body goes on after the answer came, a piece every few milliseconds.
+        const more = (): void => {
+          if (socket.destroyed) return;
+          socket.write(piece);
+          if (++sent < pieces) setTimeout(more, 10);
+        };
+        more();
+      });
+      let got = '';
+      socket.on('data', (d: Buffer) => { got += d.toString('latin1'); });
+      socket.on('end', () => resolve({ got, error: null, sentAtEnd: sent }));
+      socket.on('error', (err: NodeJS.ErrnoException) => resolve({ got, error: err.code ?? err.message, sentAtEnd: sent }));
+    });
+    assert.equal(upload.error, null, `the connection ended in order (${upload.got.slice(0, 100)})`);
+    assert.equal(upload.sentAtEnd, 16, 'the door ended the connection once the whole body came, not while the client was still sending');
+    assert.equal(answersIn(upload.got)[0]!.status, 404);
   });
 });
