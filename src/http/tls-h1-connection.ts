@@ -52,6 +52,7 @@ const TIMED_OUT = 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-
 const HEAD_TIMEOUT_MS = 60_000;
 /** What an answered request's body may still bring before the connection is cut rather than ended. */
 const LINGER_BYTES = 4 * 1024 * 1024;
+const CLOSE_GRACE_MS = 1000;
 /** Bytes a client may send ahead of the answer it waits for (pipelined requests) before it is read no further. */
 const AHEAD_MAX = 4 * MAX_PLAIN_HEAD;
 
@@ -104,8 +105,18 @@ export class TlsH1Connection implements AnswerSide {
     else this.#ending = true;
   }
 
+  /**
+   * The door closes: an answer still in flight is cut; the bytes of one already given still go
+   * out (an answer leaves the door's flight once written, before TLS sent it), for a second at most.
+   */
   destroy(): void {
-    this.socket.destroy();
+    if (this.#current !== null) {
+      this.socket.destroy();
+      return;
+    }
+    this.#done = true;
+    this.socket.destroySoon();
+    setTimeout(() => this.socket.destroy(), CLOSE_GRACE_MS).unref();
   }
 
   readonly #onData = (chunk: Buffer): void => {

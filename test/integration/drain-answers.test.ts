@@ -7,13 +7,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { startTestGateway } from '../helpers/gateway.ts';
 import { signInAdmin } from '../helpers/admin.ts';
 
-/** Everything the client reads until the gateway closes the connection. */
-function rawExchange(port: number, request: string): { text: Promise<string> } {
-  const socket = connect(port, '127.0.0.1');
+/** Everything the client reads until the gateway closes the connection (through TLS for an HTTPS door). */
+function rawExchange(port: number, request: string, tls = false): { text: Promise<string> } {
+  const socket = tls ? tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false }) : connect(port, '127.0.0.1');
   const chunks: Buffer[] = [];
   socket.on('data', (c: Buffer) => chunks.push(c));
   socket.write(request);
@@ -25,7 +26,8 @@ function rawExchange(port: number, request: string): { text: Promise<string> } {
   };
 }
 
-test('an answer streamed while the gateway drains is framed whole: its chunks, the last chunk, one connection: close in the head', async () => {
+for (const door of ['plain', 'https'] as const) {
+test(`an answer streamed while the gateway drains is framed whole on the ${door} door: its chunks, the last chunk, one connection: close in the head`, async () => {
   const held: ServerResponse[] = [];
   let arrived!: () => void;
   const first = new Promise<void>((r) => { arrived = r; });
@@ -45,10 +47,17 @@ test('an answer streamed while the gateway drains is framed whole: its chunks, t
     const admin = await signInAdmin(t.url('control'));
     const origin = `http://127.0.0.1:${(service.address() as AddressInfo).port}`;
     assert.equal((await admin.put('/api/routes/slow', { upstream: origin, paths: ['/slow'] })).status, 201);
-    const port = Number(new URL(t.url('data')).port);
-    const late = rawExchange(port, 'GET /slow/late HTTP/1.1\r\nhost: drain.test\r\n\r\n');
+    let port = Number(new URL(t.url('data')).port);
+    const tls = door === 'https';
+    if (tls) {
+      const cert = await admin.post('/api/certificates', { source: 'self-signed', names: ['127.0.0.1'] });
+      assert.equal(cert.status, 201, cert.text);
+      assert.equal((await admin.put(`/api/certificates/${cert.json.id}/placement`, { planes: ['app'] })).status, 200);
+      port = t.gw.doors.find((d) => d.plane === 'data' && d.protocol === 'https')!.port;
+    }
+    const late = rawExchange(port, 'GET /slow/late HTTP/1.1\r\nhost: drain.test\r\n\r\n', tls);
     await first;
-    const early = rawExchange(port, 'GET /slow/early HTTP/1.1\r\nhost: drain.test\r\n\r\n');
+    const early = rawExchange(port, 'GET /slow/early HTTP/1.1\r\nhost: drain.test\r\n\r\n', tls);
     while (held.length < 2) await new Promise((r) => setTimeout(r, 10));
     // Give the early answer's head and first chunk the time to reach the client.
     await new Promise((r) => setTimeout(r, 100));
@@ -96,3 +105,4 @@ test('an answer streamed while the gateway drains is framed whole: its chunks, t
     await new Promise<void>((r) => service.close(() => r()));
   }
 });
+}
