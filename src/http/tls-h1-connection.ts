@@ -50,6 +50,8 @@ const TIMED_OUT = 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-
  * the idle time) is refused once it took this long, so that slow clients cannot hold connections.
  */
 const HEAD_TIMEOUT_MS = 60_000;
+/** node:http's `requestTimeout`: the whole request, body included, within five minutes. */
+const REQUEST_TIMEOUT_MS = 300_000;
 /** What an answered request's body may still bring before the connection is cut rather than ended. */
 const LINGER_BYTES = 4 * 1024 * 1024;
 const CLOSE_GRACE_MS = 1000;
@@ -66,6 +68,8 @@ export class TlsH1Connection implements AnswerSide {
   #body: BodyQueue | null = null;
   #bodyLeft = 0;
   #chunks: ChunkedBody | null = null;
+  /** When the current request's head came (monotonic ms): its body must be in by REQUEST_TIMEOUT_MS. */
+  #bodySince = 0;
   /** Inside #next: an answer given at once continues its loop instead of calling it again. */
   #turning = false;
   /** The connection ends after the answer in flight (the client asked, or the door drains). */
@@ -125,6 +129,7 @@ export class TlsH1Connection implements AnswerSide {
     this.#held = this.#held === null ? chunk : Buffer.concat([this.#held, chunk]);
     if (this.#handing) return;
     if (this.#bodyOpen) {
+      if (!this.#bodyOnTime()) return;
       this.#feed();
       if (this.#done) return;
     }
@@ -157,7 +162,19 @@ export class TlsH1Connection implements AnswerSide {
   /** No byte came or went for the idle time: an idle connection ends; an answer in flight goes on. */
   readonly #onIdle = (): void => {
     if (this.#current === null) this.socket.destroy();
+    else this.#bodyOnTime();
   };
+
+  /**
+   * node:http's `requestTimeout`: a body still coming after REQUEST_TIMEOUT_MS (one that trickles,
+   * or stopped) is refused, so that slow clients cannot hold requests and the calls behind them.
+   * Checked as its bytes come, and at each idle time.
+   */
+  #bodyOnTime(): boolean {
+    if (!this.#bodyOpen || performance.now() - this.#bodySince <= REQUEST_TIMEOUT_MS) return true;
+    this.#badBody(new Error(`the request body was still coming after ${REQUEST_TIMEOUT_MS / 1000} s`), TIMED_OUT);
+    return false;
+  }
 
   answered(ex: TlsH1Exchange, close: boolean): void {
     if (ex !== this.#current) return;
@@ -232,6 +249,7 @@ export class TlsH1Connection implements AnswerSide {
         this.#body = body;
         this.#bodyLeft = head.length;
         if (head.chunked) this.#chunks = new ChunkedBody(refuseChunks);
+        if (hasBody) this.#bodySince = mono;
         // As node:http does: the client is told at once to send the body it holds back.
         if (head.expectsContinue && hasBody && this.#held === null) this.socket.write(CONTINUE, 'latin1');
         if (body !== null) this.#feed();
@@ -275,14 +293,16 @@ export class TlsH1Connection implements AnswerSide {
   readonly #piece = (piece: Buffer): void => this.#body?.push(piece, false);
 
   /**
-   * Chunks that cannot be read one way only: the body fails where it is read, and the client gets
-   * node:http's 400 if its answer has not begun; the connection ends either way.
+   * Chunks that cannot be read one way only, or a body past its time: the body fails where it is
+   * read, and the client gets node:http's answer (400, 408) if its own has not begun; the
+   * connection ends either way.
    */
-  #badBody(err: Error): void {
+  #badBody(err: Error, answer = BAD_REQUEST): void {
     this.#chunks = null;
+    this.#bodyLeft = 0;
     this.#body?.fail(err);
     const ex = this.#current;
-    if (ex !== null && ex.status === 0) this.#refuse(BAD_REQUEST);
+    if (ex !== null && ex.status === 0) this.#refuse(answer);
     else this.socket.destroy();
     // The request is over: its handler's answer, if it comes, has nowhere to go.
     ex?.gone();
