@@ -9,7 +9,7 @@
  */
 import type { TLSSocket } from 'node:tls';
 import type { PlaneName } from '../settings/settings.ts';
-import { isFieldValue, isToken } from './grammar.ts';
+import { hasToken, isFieldValue, isToken } from './grammar.ts';
 import type { Exchange, OutgoingHeaders } from './exchange.ts';
 import { bodiless, doorOwned, headLength, statusLine } from './answer-rules.ts';
 import type { PlainHead } from './h1-request-head.ts';
@@ -114,20 +114,23 @@ export class TlsH1Exchange implements Exchange {
    */
   #head(status: number, hdrs: OutgoingHeaders): string {
     let head = `HTTP/1.1 ${statusLine(status)}\r\n`;
+    // Closing (the client asked, the door drains, a body is left unread): the door's own line says so.
+    const closing = this.side.closing;
     let connection = false;
     for (const name in hdrs) {
       const value = hdrs[name]!;
       if (doorOwned(name, value)) continue;
       if (!isToken(name)) throw new TypeError(`an answer header name is not a token: ${JSON.stringify(name)}`);
       if (name === 'connection') {
+        if (closing) continue;
         connection = true;
-        if (typeof value === 'string' ? value === 'close' : value.includes('close')) this.#close = true;
+        if (hasToken(value, 'close')) this.#close = true;
       }
       if (typeof value === 'string') head += line(name, value);
       else for (const one of value) head += line(name, one);
     }
     head += date();
-    if (this.side.closing) this.#close = true;
+    if (closing) this.#close = true;
     if (!connection) head += this.#close ? CLOSE : KEEP_OPEN;
     return head;
   }
@@ -161,9 +164,9 @@ export class TlsH1Exchange implements Exchange {
     this.#headSent = true;
     this.status = status;
     this.#bodilessHead = bodiless(status) || this.method === 'HEAD';
-    // A relayed length stays: it is the length of what follows.
+    // A relayed length stays: it is the length of what follows (a 204 announces none).
     const length = hdrs['content-length'];
-    if (typeof length === 'string') {
+    if (typeof length === 'string' && status !== 204) {
       head += line('content-length', length);
       const n = Number(length);
       if (!this.#bodilessHead && Number.isSafeInteger(n)) this.#stated = n;
