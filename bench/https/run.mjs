@@ -12,6 +12,7 @@
 // and measures three loads one after the other, each with bench/lib/load.mjs (quiet box, warm-up, rotating rounds,
 // DISTURBED runs repeated):
 //   keepalive    wrk -t1 -c64: connections kept, one TLS 1.3 handshake per connection
+//   post         the same, each request a POST with a 16 KiB body (the request body's path through each door)
 //   close        + Connection: close: a TCP connection + TLS 1.3 handshake per request, resumed where the server lets
 //                wrk's client (handshakes.mjs says which, per target)
 //   close-full   the same with wrk's OpenSSL at TLS 1.2 without tickets (OPENSSL_CONF): a full handshake per request
@@ -46,6 +47,7 @@ const SERVERNAME = 'bench.example.test';
 const CLOSE = ['nginx-tls', 'meerkat-tls', 'nginx-tls-rsa', 'meerkat-tls-rsa'];
 const LOADS = {
   keepalive: { targets: ['nginx', 'meerkat', 'nginx-tls', 'meerkat-tls'], headers: [], title: 'connections kept (TLS doors: TLS 1.3, one handshake per connection)' },
+  post: { targets: ['nginx', 'meerkat', 'nginx-tls', 'meerkat-tls'], headers: [], bodyBytes: 16 * 1024, title: 'POST with a 16 KiB body, connections kept (the request body\'s path)' },
   close: { targets: CLOSE, headers: ['Connection: close'], probe: 'tls13', title: 'a new connection per request, TLS 1.3 (req/s = handshakes/s; resumed as wrk\'s client can, see "handshakes")' },
   'close-full': { targets: CLOSE, headers: ['Connection: close'], probe: 'tls12-noticket', tls12: true, title: 'a new connection per request, TLS 1.2 without tickets (req/s = full handshakes/s)' },
 };
@@ -155,9 +157,16 @@ async function main() {
   for (const { load, names } of plan) {
     const L = LOADS[load];
     log(`load ${load}: ${L.title}`);
+    // A load with a body posts it with a wrk script.
+    const wrkArgs = [];
+    if (L.bodyBytes) {
+      const lua = path.join(TMP, `post-${load}.lua`);
+      fs.writeFileSync(lua, `wrk.method = "POST"\nwrk.body = string.rep("b", ${L.bodyBytes})\nwrk.headers["Content-Type"] = "application/octet-stream"\n`);
+      wrkArgs.push('-s', lua);
+    }
     const TGT = Object.fromEntries(names.map((t) => [t, {
       name: t, url: BASE[t].url, pgid: BASE[t].pgid, headers: [...BASE[t].headers, ...L.headers],
-      wrkEnv: L.tls12 ? { OPENSSL_CONF: tls12Conf } : {},
+      wrkEnv: L.tls12 ? { OPENSSL_CONF: tls12Conf } : {}, wrkArgs,
     }]));
     const rs = await measure(cfg, names, TGT, { warmOf, upstreamPgid: upstreamProc.pid, maxSeconds, runSlot });
     med[load] = medians(rs, names);
