@@ -4,7 +4,9 @@
  * connection's ClientHello is read first (client-hello.ts): the resolver chooses the certificate
  * for the server name asked (none: the plane's fallback), and the handshake starts with exactly
  * that one, so a swap changes what new handshakes get while open connections keep theirs.
- * node:http then serves the TLS socket; WebSocket routes go through `ws` (tls-sockets.ts).
+ * The door then reads the connection's plain requests itself (tls-h1-connection.ts); node:http
+ * serves it from its first request that is not plain; WebSocket routes go through `ws`
+ * (tls-sockets.ts).
  */
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
