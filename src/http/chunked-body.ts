@@ -15,6 +15,11 @@ const HEX_SIZE = /^[0-9a-fA-F]{1,12}$/;
 
 type State = 'size' | 'data' | 'end' | 'trailers' | 'done';
 
+/** Where the body's pieces go: the reader's owner, so that no function is made per message. */
+export interface PieceSink {
+  data(piece: Buffer): void;
+}
+
 export class ChunkedBody {
   #state: State = 'size';
   /** An unfinished size line, chunk end or trailer line. */
@@ -31,10 +36,10 @@ export class ChunkedBody {
   }
 
   /**
-   * Reads `buf`, handing each piece of the body to `data` (a view of `buf`, valid during the call).
-   * Returns the bytes after the body once it ended, or null while it goes on.
+   * Reads `buf`, handing each piece of the body to `sink.data` (a view of `buf`, valid during the
+   * call). Returns the bytes after the body once it ended, or null while it goes on.
    */
-  read(buf: Buffer, data: (piece: Buffer) => void): Buffer | null {
+  read(buf: Buffer, sink: PieceSink): Buffer | null {
     while (buf.length > 0) {
       switch (this.#state) {
         case 'size': {
@@ -50,7 +55,7 @@ export class ChunkedBody {
         case 'data': {
           const n = Math.min(this.#left, buf.length);
           this.#left -= n;
-          data(buf.subarray(0, n));
+          sink.data(buf.subarray(0, n));
           buf = buf.subarray(n);
           if (this.#left === 0) this.#state = 'end';
           break;

@@ -10,8 +10,6 @@ import { METHODS } from 'node:http';
 import { hasToken, isFieldValue, isRequestTarget, isToken } from './grammar.ts';
 import { headerRecord } from './header-record.ts';
 
-/** node:http's default limit for a head (`maxHeaderSize`): past it, it answers 431 itself. */
-export const MAX_PLAIN_HEAD = 16 * 1024;
 /** More lines than a client sends: such a head goes to node:http. */
 const MAX_LINES = 200;
 

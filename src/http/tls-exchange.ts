@@ -55,6 +55,8 @@ export class TlsExchange implements Exchange {
   status = 0;
 
   #abortHandlers: Array<() => void> | null = null;
+  /** The wait of `drained()`, ended by the drain or by the client leaving (one field: nothing piles up). */
+  #drainWait: (() => void) | null = null;
   #headSent = false;
   #bodilessHead = false;
   /** The relayed length the head stated (null: none), and the body bytes written under it. */
@@ -99,6 +101,8 @@ export class TlsExchange implements Exchange {
   closed(): void {
     if (!this.res.writableFinished && !this.aborted) {
       this.aborted = true;
+      this.#drainWait?.();
+      this.#drainWait = null;
       const handlers = this.#abortHandlers;
       this.#abortHandlers = null;
       if (handlers) for (const fn of handlers) fn();
@@ -185,8 +189,8 @@ export class TlsExchange implements Exchange {
     const res = this.res;
     if (this.aborted || this.responded || !res.writableNeedDrain) return Promise.resolve();
     return new Promise<void>((resolve) => {
-      res.once('drain', resolve);
-      this.onAbort(resolve);
+      this.#drainWait = resolve;
+      res.once('drain', () => { this.#drainWait = null; resolve(); });
     });
   }
 

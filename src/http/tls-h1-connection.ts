@@ -15,11 +15,13 @@ import type { TLSSocket } from 'node:tls';
 import type { Clock } from '../clock/clock.ts';
 import type { PlaneName } from '../settings/settings.ts';
 import type { Exchange } from './exchange.ts';
-import { MAX_PLAIN_HEAD, readPlainHead } from './h1-request-head.ts';
+import { readPlainHead } from './h1-request-head.ts';
+// The one limit of a request head for every door (node:http's `maxHeaderSize` too).
+import { MAX_HEAD_BYTES } from './uws-limits.ts';
 import type { InFlight } from './in-flight.ts';
 import { peerAddress } from './node-request.ts';
 import { BodyQueue } from './body-queue.ts';
-import { ChunkedBody } from './chunked-body.ts';
+import { ChunkedBody, type PieceSink } from './chunked-body.ts';
 import { KEEP_ALIVE_S, TlsH1Exchange, type AnswerSide } from './tls-h1-exchange.ts';
 
 export interface PlainDoor {
@@ -40,9 +42,8 @@ const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n';
 const BAD_REQUEST = 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
 const EMPTY = Buffer.alloc(0);
 
-class ChunkRefusal extends Error {}
 function refuseChunks(why: string): never {
-  throw new ChunkRefusal(`the request body's chunks cannot be read: ${why}`);
+  throw new Error(`the request body's chunks cannot be read: ${why}`);
 }
 const TIMED_OUT = 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
 /**
@@ -56,7 +57,7 @@ const REQUEST_TIMEOUT_MS = 300_000;
 const LINGER_BYTES = 4 * 1024 * 1024;
 const CLOSE_GRACE_MS = 1000;
 /** Bytes a client may send ahead of the answer it waits for (pipelined requests) before it is read no further. */
-const AHEAD_MAX = 4 * MAX_PLAIN_HEAD;
+const AHEAD_MAX = 4 * MAX_HEAD_BYTES;
 
 export class TlsH1Connection implements AnswerSide {
   readonly #door: PlainDoor;
@@ -224,7 +225,7 @@ export class TlsH1Connection implements AnswerSide {
       while (this.#current === null && this.#held !== null && !this.#done && !this.#handing) {
         const held = this.#held;
         const end = held.indexOf(CRLF_CRLF);
-        if (end < 0 ? held.length > MAX_PLAIN_HEAD : end + 4 > MAX_PLAIN_HEAD) {
+        if (end < 0 ? held.length > MAX_HEAD_BYTES : end + 4 > MAX_HEAD_BYTES) {
           this.#refuse(TOO_LARGE);
           return;
         }
@@ -270,7 +271,7 @@ export class TlsH1Connection implements AnswerSide {
     if (chunks !== null) {
       let rest: Buffer | null;
       try {
-        rest = chunks.read(held, this.#piece);
+        rest = chunks.read(held, this.#pieces);
       } catch (err) {
         this.#badBody(err as Error);
         return;
@@ -290,7 +291,8 @@ export class TlsH1Connection implements AnswerSide {
     this.#body?.push(held.subarray(0, n), this.#bodyLeft === 0);
   }
 
-  readonly #piece = (piece: Buffer): void => this.#body?.push(piece, false);
+  /** The chunks' pieces to the current body (none while an answered request's rest is dropped). */
+  readonly #pieces: PieceSink = { data: (piece) => this.#body?.push(piece, false) };
 
   /**
    * Chunks that cannot be read one way only, or a body past its time: the body fails where it is

@@ -53,6 +53,11 @@ export class TlsH1Exchange implements Exchange {
   status = 0;
 
   #abortHandlers: Array<() => void> | null = null;
+  /**
+   * The wait of `drained()`, ended by the drain or by the client leaving: one field, where a handler
+   * added to the abort handlers at each wait would pile up for the length of a slow download.
+   */
+  #drainWait: (() => void) | null = null;
   #headSent = false;
   #bodilessHead = false;
   #chunked = false;
@@ -95,6 +100,8 @@ export class TlsH1Exchange implements Exchange {
     this.responded = true;
     this.aborted = true;
     this.body?.fail(new Error('the client closed the connection'));
+    this.#drainWait?.();
+    this.#drainWait = null;
     const handlers = this.#abortHandlers;
     this.#abortHandlers = null;
     if (handlers) for (const fn of handlers) fn();
@@ -213,8 +220,8 @@ export class TlsH1Exchange implements Exchange {
     const socket = this.side.socket;
     if (this.responded || !socket.writableNeedDrain) return Promise.resolve();
     return new Promise<void>((resolve) => {
-      socket.once('drain', resolve);
-      this.onAbort(resolve);
+      this.#drainWait = resolve;
+      socket.once('drain', () => { this.#drainWait = null; resolve(); });
     });
   }
 

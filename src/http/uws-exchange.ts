@@ -94,6 +94,8 @@ export class UwsExchange implements Exchange {
   /** Still counted in the door's flight. */
   #counted = true;
   #abortHandlers: Array<() => void> | null = null;
+  /** The wait of `drained()`, ended by the socket's room or by the client leaving (one field: nothing piles up). */
+  #drainWait: (() => void) | null = null;
   #headSent = false;
   #bodilessHead = false;
   /** Chunks were written with the head: the answer is chunked and its head is out. */
@@ -147,6 +149,8 @@ export class UwsExchange implements Exchange {
   #onAborted(): void {
     this.aborted = true;
     this.#queue?.fail(new Error('the client closed the connection'));
+    this.#drainWait?.();
+    this.#drainWait = null;
     this.#finish();
     const handlers = this.#abortHandlers;
     this.#abortHandlers = null;
@@ -258,10 +262,12 @@ export class UwsExchange implements Exchange {
     if (this.aborted || this.responded) return Promise.resolve();
     if (this.#stated) return this.#stated.drained();
     return new Promise<void>((resolve) => {
-      let done = false;
-      const finishWait = () => { if (!done) { done = true; resolve(); } };
-      this.res.onWritable(() => { finishWait(); return true; });
-      this.onAbort(finishWait);
+      this.#drainWait = resolve;
+      this.res.onWritable(() => {
+        this.#drainWait = null;
+        resolve();
+        return true;
+      });
     });
   }
 

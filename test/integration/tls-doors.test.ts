@@ -719,3 +719,49 @@ test('bodies of a stated length on the HTTPS door: in pieces, large, after 100 C
     assert.equal(answersIn(upload.got)[0]!.status, 404);
   });
 });
+
+test('a client that stops reading a long answer and leaves: on either door the relay stops waiting and the service\'s call is abandoned', async () => {
+  let written = 0;
+  let abandoned!: () => void;
+  let left = new Promise<void>((resolve) => { abandoned = resolve; });
+  // The service streams without end, as fast as the gateway takes it.
+  await onHttpsRoute('stall', (_req, res) => {
+    written = 0;
+    res.writeHead(200, { 'content-type': 'application/octet-stream' });
+    const piece = Buffer.alloc(64 * 1024, 0x62);
+    const more = (): void => {
+      for (;;) {
+        if (res.destroyed) return;
+        written += piece.length;
+        if (!res.write(piece)) break;
+      }
+      if (!res.destroyed) res.once('drain', more);
+    };
+    res.on('close', () => abandoned());
+    more();
+  }, async (tlsPort) => {
+    const plainPort = Number(new URL(t.url('data')).port);
+    for (const door of ['plain', 'https'] as const) {
+      const socket = door === 'https'
+        ? tlsConnect({ host: '127.0.0.1', port: tlsPort, servername: 'stall.example.test', rejectUnauthorized: false })
+        : (await import('node:net')).connect(plainPort, '127.0.0.1');
+      socket.on('error', () => undefined);
+      socket.write('GET /stall/x HTTP/1.1\r\nHost: stall.example.test\r\n\r\n');
+      // Never read: the client's window, the gateway's socket and then the service fill, and the relay waits.
+      socket.pause();
+      for (let i = 0; i < 400 && written === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      let last = -1;
+      for (let i = 0; i < 400 && written !== last; i++) {
+        last = written;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      assert.ok(written > 0, `${door}: the service wrote before it had to wait`);
+      socket.destroy();
+      await left;
+      const d = t.gw.doors.find((x) => x.plane === 'data' && x.protocol === (door === 'https' ? 'https' : 'http'))!;
+      for (let i = 0; i < 100 && d.inFlight !== 0; i++) await new Promise((r) => setImmediate(r));
+      assert.equal(d.inFlight, 0, `${door}: nothing stays in flight`);
+      left = new Promise<void>((resolve) => { abandoned = resolve; });
+    }
+  });
+});

@@ -45,7 +45,6 @@ export class ResponseParser {
   #left = 0;
   #reusable = true;
   #chunks: ChunkedBody | null = null;
-  readonly #data = (piece: Buffer): void => this.sink.data(piece);
 
   constructor(
     private readonly sink: ParserSink,
@@ -101,7 +100,7 @@ export class ResponseParser {
           this.sink.data(buf);
           return;
         case 'chunked': {
-          const rest = this.#chunks!.read(buf, this.#data);
+          const rest = this.#chunks!.read(buf, this.sink);
           if (rest === null) return;
           this.#finish(rest);
           return;
