@@ -14,13 +14,15 @@ function isProbe(path: string): boolean {
 
 export function trafficMetrics(gw: GatewayContext): RecordObserver {
   const on = gw.settings.metrics;
+  const clock = gw.clock;
   return {
     listening: () => on,
     closed(r) {
       const head = r.head;
       if (r.schedule === null && (head.plane !== 'data' || isProbe(head.path))) return;
-      const ms = r.end - r.start;
-      gw.metrics.record(r.route?.id ?? null, head.method, r.servicePath, outcomeOf(r), Math.max(1, Math.round(ms * 1000)), head.receivedAt + Math.round(ms));
+      // The end on the gateway's clock, not the receipt plus the time taken: under the test clock
+      // an exchange ends at the clock's own time, in the interval the clock stands in.
+      gw.metrics.record(r.route?.id ?? null, head.method, r.servicePath, outcomeOf(r), Math.max(1, Math.round((r.end - r.start) * 1000)), clock.at(r.end));
     },
   };
 }

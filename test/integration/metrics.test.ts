@@ -195,3 +195,30 @@ test('a route named after a member of every JavaScript object is measured like a
   const routes = (await root.get('/api/metrics')).json.routes.map((r: any) => r.route);
   assert.ok(routes.includes('constructor') && routes.includes('toString'), JSON.stringify(routes));
 });
+
+test('an exchange counts in the interval the gateway\'s clock was in when it ended, however long it took in real time', async () => {
+  // The test clock stands 1 ms before an interval's end while a call takes 40 ms of real time: the
+  // call ended in that interval by the gateway's clock, and is counted there, not in the next.
+  const edge = Math.ceil(Date.now() / 5_000) * 5_000 + 60_000;
+  const slow = await startUpstream((_req, res) => {
+    setTimeout(() => {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': 2 });
+      res.end('ok');
+    }, 40);
+  });
+  const g = await startTestGateway({ GATEWAY_CLOCK: 'manual', GATEWAY_CLOCK_START: String(edge - 1) });
+  try {
+    const admin = await signInAdmin(g.url('control'));
+    await putOk(admin, '/api/routes/slow', { upstream: slow.origin, paths: ['/slow'] });
+    for (let i = 0; i < 3; i++) assert.equal((await call(`${g.url('data')}/slow/x`)).status, 200);
+    await g.gw.ctx.metrics.call('metrics.route', { id: 'slow' });
+    const moved = await call(`${g.url('control')}/__clock/advance`, { method: 'POST', body: { by: 'PT1S' }, headers: admin.headers });
+    assert.equal(moved.status, 200, moved.text);
+    const last = (await admin.get('/api/metrics')).json.points.at(-1);
+    assert.equal(last.t * 1000, edge - 5_000, JSON.stringify(last));
+    assert.deepEqual([last.answered, last.failed], [3, 0], JSON.stringify(last));
+  } finally {
+    await g.close();
+    await slow.close();
+  }
+});
