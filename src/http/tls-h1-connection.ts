@@ -51,7 +51,10 @@ const TIMED_OUT = 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-
  * the idle time) is refused once it took this long, so that slow clients cannot hold connections.
  */
 const HEAD_TIMEOUT_MS = 60_000;
-/** node:http's `requestTimeout`: the whole request, body included, within five minutes. */
+/**
+ * node:http's `requestTimeout`: the whole request, body included, within five minutes. Both limits
+ * read the gateway's clock (the test clock moves them); the idle close is the socket's, on real time.
+ */
 const REQUEST_TIMEOUT_MS = 300_000;
 /** What an answered request's body may still bring before the connection is cut rather than ended. */
 const LINGER_BYTES = 4 * 1024 * 1024;
@@ -69,14 +72,14 @@ export class TlsH1Connection implements AnswerSide {
   #body: BodyQueue | null = null;
   #bodyLeft = 0;
   #chunks: ChunkedBody | null = null;
-  /** When the current request's head came (monotonic ms): its body must be in by REQUEST_TIMEOUT_MS. */
+  /** When the current request's head came (the gateway's clock): its body must be in by REQUEST_TIMEOUT_MS. */
   #bodySince = 0;
   /** Inside #next: an answer given at once continues its loop instead of calling it again. */
   #turning = false;
   /** The connection ends after the answer in flight (the client asked, or the door drains). */
   #ending = false;
   #done = false;
-  /** When the head being read began (monotonic ms), 0 when none is: a head that trickles in is cut at HEAD_TIMEOUT_MS. */
+  /** When the head being read began (the gateway's clock), 0 when none is: a head that trickles in is cut at HEAD_TIMEOUT_MS. */
   #headSince = 0;
   /** Dropping the rest of an answered request's body (#linger), and how much more may come. */
   #lingering = false;
@@ -140,7 +143,7 @@ export class TlsH1Connection implements AnswerSide {
       else if (this.#lingerBudget <= 0) this.socket.destroy();
       return;
     }
-    if (this.#headSince !== 0 && performance.now() - this.#headSince > HEAD_TIMEOUT_MS) {
+    if (this.#headSince !== 0 && this.#door.clock.now() - this.#headSince > HEAD_TIMEOUT_MS) {
       this.#refuse(TIMED_OUT);
       return;
     }
@@ -172,7 +175,7 @@ export class TlsH1Connection implements AnswerSide {
    * Checked as its bytes come, and at each idle time.
    */
   #bodyOnTime(): boolean {
-    if (!this.#bodyOpen || performance.now() - this.#bodySince <= REQUEST_TIMEOUT_MS) return true;
+    if (!this.#bodyOpen || this.#door.clock.now() - this.#bodySince <= REQUEST_TIMEOUT_MS) return true;
     this.#badBody(new Error(`the request body was still coming after ${REQUEST_TIMEOUT_MS / 1000} s`), TIMED_OUT);
     return false;
   }
@@ -230,7 +233,7 @@ export class TlsH1Connection implements AnswerSide {
           return;
         }
         if (end < 0) {
-          if (this.#headSince === 0) this.#headSince = performance.now();
+          if (this.#headSince === 0) this.#headSince = this.#door.clock.now();
           return;
         }
         this.#headSince = 0;
@@ -245,12 +248,13 @@ export class TlsH1Connection implements AnswerSide {
         const door = this.#door;
         const hasBody = head.length > 0 || head.chunked;
         const body = hasBody ? new BodyQueue(() => this.socket.pause(), () => this.socket.resume()) : null;
-        const ex = new TlsH1Exchange(this, head, door.plane, this.#remoteAddress, mono, door.clock.at(mono), body);
+        const receivedAt = door.clock.at(mono);
+        const ex = new TlsH1Exchange(this, head, door.plane, this.#remoteAddress, mono, receivedAt, body);
         this.#current = ex;
         this.#body = body;
         this.#bodyLeft = head.length;
         if (head.chunked) this.#chunks = new ChunkedBody(refuseChunks);
-        if (hasBody) this.#bodySince = mono;
+        if (hasBody) this.#bodySince = receivedAt;
         // As node:http does: the client is told at once to send the body it holds back.
         if (head.expectsContinue && hasBody && this.#held === null) this.socket.write(CONTINUE, 'latin1');
         if (body !== null) this.#feed();

@@ -720,6 +720,63 @@ test('bodies of a stated length on the HTTPS door: in pieces, large, after 100 C
   });
 });
 
+/**
+ * One HTTPS connection: `first` is written once connected; `next` is told each time more came and
+ * may write; the promise gives all that came once the door ended the connection.
+ */
+function tlsSession(port: number, servername: string, first: string, next: (got: string, write: (text: string) => void) => void): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const socket = tlsConnect({ host: '127.0.0.1', port, servername, rejectUnauthorized: false }, () => socket.write(first));
+    let got = '';
+    socket.on('data', (d: Buffer) => {
+      got += d.toString('latin1');
+      next(got, (text) => socket.write(text));
+    });
+    socket.on('end', () => resolve(got));
+    socket.on('error', reject);
+  });
+}
+
+test('the HTTPS door\'s time limits run on the gateway\'s clock: a head still coming after 60 s and a body still coming after 300 s get 408, within them they are served', async () => {
+  await onHttpsRoute('limits', echoCall, async (port) => {
+    const host = 'Host: limits.example.test\r\n';
+    const control = t.url('control');
+    /** After the first answer, the second head has begun: the clock moves `by`, then the head's end comes. */
+    const trickledHead = (by: string) => {
+      let moved = false;
+      return tlsSession(port, 'limits.example.test', `GET /limits/first HTTP/1.1\r\n${host}\r\nGET /limits/second HTTP/1.1\r\nHo`, (got, write) => {
+        if (moved || answerAt(got) === null) return;
+        moved = true;
+        advanceClock(control, by).then(() => write(`st: limits.example.test\r\nConnection: close\r\n\r\n`), () => write('x'));
+      });
+    };
+    const late = answersIn(await trickledHead('PT61S'));
+    assert.deepEqual(late.map((a) => a.status), [200, 408], JSON.stringify(late));
+    assert.match(late[1]!.head, /\r\nConnection: close(\r\n|$)/);
+    const inTime = answersIn(await trickledHead('PT59S'));
+    assert.deepEqual(inTime.map((a) => [a.status, JSON.parse(a.body).url]), [[200, '/limits/first'], [200, '/limits/second']]);
+
+    /** 100 Continue says the door read the head: part of the body comes, the clock moves `by`, then the rest. */
+    const trickledBody = (by: string) => {
+      let moved = false;
+      return tlsSession(port, 'limits.example.test', `POST /limits/body HTTP/1.1\r\n${host}Expect: 100-continue\r\nContent-Length: 5\r\nConnection: close\r\n\r\n`, (got, write) => {
+        if (moved || !got.startsWith('HTTP/1.1 100 Continue\r\n\r\n')) return;
+        moved = true;
+        write('abc');
+        advanceClock(control, by).then(() => write('de'), () => write('!'));
+      });
+    };
+    const before = up.requests.length;
+    const slow = await trickledBody('PT301S');
+    const slowAnswers = answersIn(slow.slice(slow.indexOf('\r\n\r\n') + 4));
+    assert.deepEqual(slowAnswers.map((a) => a.status), [408], slow);
+    assert.equal(up.requests.length, before, 'the service never got a whole request');
+    const onTime = await trickledBody('PT299S');
+    const onTimeAnswers = answersIn(onTime.slice(onTime.indexOf('\r\n\r\n') + 4));
+    assert.deepEqual(onTimeAnswers.map((a) => [a.status, JSON.parse(a.body).body]), [[200, 'abcde']], onTime);
+  });
+});
+
 test('a client that stops reading a long answer and leaves: on either door the relay stops waiting and the service\'s call is abandoned', async () => {
   let written = 0;
   let abandoned!: () => void;
