@@ -1,7 +1,7 @@
 /**
- * The head of a request the HTTPS doors serve themselves (tls-h1-connection.ts): HTTP/1.1, a known
- * method, a path in origin form, no body or one of a stated length or in chunks, no upgrade, no
- * expectation but 100-continue. Anything else, or anything that could be read two ways, is not refused here but
+ * The head of a request the HTTPS doors serve themselves (tls-h1-connection.ts): HTTP/1.1 or 1.0, a
+ * known method, a path in origin form, no body or one of a stated length or in chunks (1.1 only),
+ * no upgrade, no expectation but 100-continue. Anything else, or anything that could be read two ways, is not refused here but
  * left to node:http, which then serves the rest of the connection with its own strict parser
  * (llhttp) and its own refusals: this reader only ever says "mine" for a head both would read the
  * same, or "not mine".
@@ -28,8 +28,13 @@ export interface PlainHead {
   readonly chunked: boolean;
   /** The client waits for `100 Continue` before it sends the body (RFC 9110 10.1.1). */
   readonly expectsContinue: boolean;
-  /** The client asked for the connection to close after this answer. */
+  /**
+   * The connection closes after this answer: an HTTP/1.1 client asked (`Connection: close`), or an
+   * HTTP/1.0 client did not ask to keep it (`Connection: keep-alive`).
+   */
   readonly close: boolean;
+  /** The request came as HTTP/1.0: its answer is never in chunks, Via names that version. */
+  readonly http10: boolean;
 }
 
 /** One Content-Length, as digits: two lines (joined "5, 5") or anything else is node:http's to judge. */
@@ -49,7 +54,10 @@ export function readPlainHead(text: string): PlainHead | null {
   const method = text.slice(0, sp1);
   if (!PLAIN_METHODS.has(method)) return null;
   const sp2 = text.indexOf(' ', sp1 + 1);
-  if (sp2 < 0 || sp2 >= eol || eol - sp2 !== 9 || !text.startsWith('HTTP/1.1', sp2 + 1)) return null;
+  if (sp2 < 0 || sp2 >= eol || eol - sp2 !== 9 || !text.startsWith('HTTP/1.', sp2 + 1)) return null;
+  const minor = text.charCodeAt(sp2 + 8);
+  if (minor !== 0x31 && minor !== 0x30) return null;
+  const http10 = minor === 0x30;
   const target = text.slice(sp1 + 1, sp2);
   // Origin form only, visible ASCII, no fragment: absolute and asterisk forms are node:http's.
   if (target.charCodeAt(0) !== 0x2f || !isRequestTarget(target) || target.includes('#')) return null;
@@ -84,11 +92,14 @@ export function readPlainHead(text: string): PlainHead | null {
   const coding = headers['transfer-encoding'];
   if (length !== undefined && (coding !== undefined || !LENGTH.test(length))) return null;
   const chunked = coding !== undefined && coding.toLowerCase() === 'chunked';
-  if (coding !== undefined && !chunked) return null;
-  // An expectation other than 100-continue is answered 417 by node:http.
+  // HTTP/1.0 has no transfer codings (RFC 9112 6.1): such a head is node:http's to judge.
+  if (coding !== undefined && (!chunked || http10)) return null;
+  // An expectation other than 100-continue is answered 417 by node:http. An HTTP/1.0 client's
+  // 100-continue is ignored (RFC 9110 10.1.1): it sends its body without waiting.
   const expect = headers['expect'];
-  const expectsContinue = expect !== undefined && expect.toLowerCase() === '100-continue';
-  if (headers['upgrade'] !== undefined || (expect !== undefined && !expectsContinue) || headers['host'] === undefined) return null;
+  const continues = expect !== undefined && expect.toLowerCase() === '100-continue';
+  // HTTP/1.1 requires a Host (RFC 9112 3.2); HTTP/1.0 predates it.
+  if (headers['upgrade'] !== undefined || (expect !== undefined && !continues) || (headers['host'] === undefined && !http10)) return null;
   const connection = headers['connection'];
   if (connection !== undefined && hasToken(connection, 'upgrade')) return null;
   const q = target.indexOf('?');
@@ -99,7 +110,10 @@ export function readPlainHead(text: string): PlainHead | null {
     headers,
     length: length === undefined ? 0 : Number(length),
     chunked,
-    expectsContinue,
-    close: connection !== undefined && hasToken(connection, 'close'),
+    expectsContinue: continues && !http10,
+    close: http10
+      ? connection === undefined || !hasToken(connection, 'keep-alive') || hasToken(connection, 'close')
+      : connection !== undefined && hasToken(connection, 'close'),
+    http10,
   };
 }

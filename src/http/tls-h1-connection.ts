@@ -1,13 +1,13 @@
 /**
  * An HTTPS door's connection once TLS is up. The door reads the requests itself while they are
- * plain (h1-request-head.ts: HTTP/1.1, origin form, no body or one of a stated length or in
- * chunks, no upgrade), one at a time, each answered before the next is read (pipelined requests
+ * plain (h1-request-head.ts: HTTP/1.1 or 1.0, origin form, no body or one of a stated length or
+ * in chunks, no upgrade), one at a time, each answered before the next is read (pipelined requests
  * wait in order). An answer given before its request's body was all read closes the connection
  * after it: the rest of the body is read and dropped, never taken for a request. The first request
  * that is not plain, at a request's boundary, hands the connection to node:http with the bytes
  * not yet read put back: node:http then reads that request and every later one with its strict
- * parser, answers its refusals itself (400, 417, 505), and takes HTTP/1.0 and WebSocket upgrades
- * (tls-sockets.ts). Plain requests, nearly all of a data plane's calls, skip node:http's two
+ * parser, answers its refusals itself (400, 417, 505), and takes targets in absolute form and
+ * WebSocket upgrades (tls-sockets.ts). Plain requests, nearly all of a data plane's calls, skip node:http's two
  * streams per request (bench/RESULTS.md, "The HTTPS door serves plain requests itself").
  */
 import { performance } from 'node:perf_hooks';

@@ -2,7 +2,8 @@
  * The Exchange of a request an HTTPS door serves itself (tls-h1-connection.ts): its body, of a
  * stated length, as the connection reads it; its answer written straight to the TLS socket as HTTP/1.1, with the answer rules every
  * door applies (answer-rules.ts) and the framing node:http would give it: a stated length, or
- * chunks when a streamed answer states none; `Date`, and `Connection`/`Keep-Alive` as node:http
+ * chunks when a streamed answer states none (for an HTTP/1.0 client, which reads no chunks, the
+ * answer ends with the connection instead); `Date`, and `Connection`/`Keep-Alive` as node:http
  * writes them. node:http's request and response objects (two streams, their listeners and timers)
  * cost about 10 µs of CPU a request on this path (bench/RESULTS.md, "The HTTPS door serves plain
  * requests itself").
@@ -47,7 +48,7 @@ export class TlsH1Exchange implements Exchange {
   readonly headers: Record<string, string>;
   readonly secure = true;
   readonly lengthRequired = false;
-  readonly http10 = false;
+  readonly http10: boolean;
   aborted = false;
   responded = false;
   status = 0;
@@ -86,6 +87,7 @@ export class TlsH1Exchange implements Exchange {
     this.path = head.path;
     this.query = head.query;
     this.headers = head.headers;
+    this.http10 = head.http10;
   }
 
   onAbort(fn: () => void): void {
@@ -121,8 +123,9 @@ export class TlsH1Exchange implements Exchange {
    */
   #head(status: number, hdrs: OutgoingHeaders): string {
     let head = `HTTP/1.1 ${statusLine(status)}\r\n`;
-    // Closing (the client asked, the door drains, a body is left unread): the door's own line says so.
-    const closing = this.side.closing;
+    // Closing (the client asked, the door drains, a body is left unread, an HTTP/1.0 answer ends
+    // with the connection): the door's own line says so.
+    const closing = this.side.closing || this.#close;
     let connection = false;
     for (const name in hdrs) {
       const value = hdrs[name]!;
@@ -167,17 +170,21 @@ export class TlsH1Exchange implements Exchange {
 
   writeHead(status: number, hdrs: OutgoingHeaders): void {
     if (this.responded || this.#headSent) return;
+    const bodilessHead = bodiless(status) || this.method === 'HEAD';
+    const length = hdrs['content-length'];
+    const stated = typeof length === 'string' && status !== 204;
+    // HTTP/1.0 has no chunks: an answer of no stated length ends where the connection ends.
+    if (this.http10 && !stated && !bodilessHead) this.#close = true;
     let head = this.#head(status, hdrs);
     this.#headSent = true;
     this.status = status;
-    this.#bodilessHead = bodiless(status) || this.method === 'HEAD';
+    this.#bodilessHead = bodilessHead;
     // A relayed length stays: it is the length of what follows (a 204 announces none).
-    const length = hdrs['content-length'];
-    if (typeof length === 'string' && status !== 204) {
+    if (stated) {
       head += line('content-length', length);
       const n = Number(length);
       if (!this.#bodilessHead && Number.isSafeInteger(n)) this.#stated = n;
-    } else if (!this.#bodilessHead) {
+    } else if (!this.#bodilessHead && !this.http10) {
       head += 'Transfer-Encoding: chunked\r\n';
       this.#chunked = true;
     }

@@ -397,6 +397,52 @@ test('the gateway\'s Via entry names the version the request came in: 1.0 or 1.1
   });
 });
 
+test('HTTP/1.0 clients on the HTTPS door: closed after the answer unless they ask to keep the connection, no Host needed, no chunks, no 100 Continue', async () => {
+  const old: UpstreamHandler = (req, res, received) => {
+    if (req.url === '/old/stream') {
+      // No length: the gateway relays it in chunks to an HTTP/1.1 client, to the end of the connection to an HTTP/1.0 one.
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('ab');
+      setTimeout(() => res.end('cd'), 10);
+      return;
+    }
+    const text = JSON.stringify({ url: req.url, body: received.body });
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+  };
+  await onHttpsRoute('old', old, async (port) => {
+    const name = 'old.example.test';
+    // Without keep-alive: one answer, with its length, and the connection ends.
+    const once = answersIn(await rawTls(port, name, `GET /old/once HTTP/1.0\r\nHost: ${name}\r\n\r\n`));
+    assert.deepEqual(once.map((a) => [a.status, JSON.parse(a.body).url]), [[200, '/old/once']]);
+    assert.match(once[0]!.head, /\r\nConnection: close(\r\n|$)/i);
+    assert.match(once[0]!.head, /\r\ncontent-length: \d+(\r\n|$)/i);
+    // Keep-alive asked: the connection carries the next request (one without Host), until one does not ask.
+    const steps = [`GET /old/second HTTP/1.0\r\nConnection: keep-alive\r\n\r\n`, `POST /old/third HTTP/1.0\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\nhello`];
+    let sent = 0;
+    const kept = answersIn(await tlsSession(port, name, `GET /old/first HTTP/1.0\r\nHost: ${name}\r\nConnection: keep-alive\r\n\r\n`, (got, write) => {
+      // Each step once the answers before it came whole.
+      let whole = 0;
+      for (let rest = got, a = answerAt(rest); a !== null; rest = rest.slice(a.size), a = answerAt(rest)) whole++;
+      if (whole > sent && sent < steps.length) write(steps[sent++]!);
+    }));
+    assert.deepEqual(kept.map((a) => [a.status, JSON.parse(a.body).url, JSON.parse(a.body).body]), [[200, '/old/first', ''], [200, '/old/second', ''], [200, '/old/third', 'hello']]);
+    assert.deepEqual(kept.map((a) => /\r\nConnection: (\S+)/i.exec(a.head)?.[1]), ['keep-alive', 'keep-alive', 'close']);
+    assert.ok(!kept.some((a) => /^HTTP\/1\.1 100/.test(a.head)), 'no 100 Continue to an HTTP/1.0 client');
+    // An answer of no stated length: no chunks, its end is the connection's, whatever the client asked.
+    const streamed = await rawTls(port, name, `GET /old/stream HTTP/1.0\r\nHost: ${name}\r\nConnection: keep-alive\r\n\r\n`);
+    const end = streamed.indexOf('\r\n\r\n');
+    const streamedHead = streamed.slice(0, end);
+    assert.match(streamedHead, /^HTTP\/1\.1 200 /);
+    assert.doesNotMatch(streamedHead, /transfer-encoding|content-length/i);
+    assert.match(streamedHead, /\r\nConnection: close(\r\n|$)/i);
+    assert.equal(streamed.slice(end + 4), 'abcd');
+    // The same answer to an HTTP/1.1 client comes in chunks on a connection that stays.
+    const chunked = await rawTls(port, name, `GET /old/stream HTTP/1.1\r\nHost: ${name}\r\nConnection: close\r\n\r\n`);
+    assert.match(chunked, /\r\nTransfer-Encoding: chunked\r\n/i);
+    assert.equal(answerAt(chunked)?.body, 'abcd');
+  });
+});
+
 test('HEAD and 204 answers through the HTTPS door match the plain door', async () => {
   const body = JSON.stringify({ fixed: 'x'.repeat(300) });
   await onHttpsRoute('rules', (req, res) => {
