@@ -10,6 +10,7 @@
  */
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { TLSSocket, type SecureContext } from 'node:tls';
 import { formatAddress } from '../settings/address.ts';
 import { DoorBindError, handOver, type Door, type DoorOptions } from './uws-door.ts';
@@ -21,6 +22,7 @@ import { TlsExchange } from './tls-exchange.ts';
 import { KEEP_ALIVE_S } from './tls-h1-exchange.ts';
 import { MAX_HELLO_BYTES, readClientHello } from './client-hello.ts';
 import { TlsH1Connection, type PlainDoor } from './tls-h1-connection.ts';
+import { refuseAndLinger, refusalFor } from './h1-refusal.ts';
 
 /** RFC 8737: the protocol an ACME authority offers alone to validate a name over TLS. */
 const ACME_TLS_ALPN = 'acme-tls/1';
@@ -55,7 +57,11 @@ export type TlsDoor = Door;
 export async function openTlsDoor(opts: TlsDoorOptions): Promise<TlsDoor> {
   const flight = new InFlight();
   const begin = () => flight.begin();
+  /** The answer node:http is writing on each connection handed to it, for its refusals (below). */
+  const answering = new WeakMap<Duplex, ServerResponse>();
   const handle = (req: IncomingMessage, res: ServerResponse) => {
+    answering.set(req.socket, res);
+    res.once('close', () => { if (answering.get(req.socket) === res) answering.delete(req.socket); });
     const ex = new TlsExchange(req, res, opts.plane, opts.clock, flight);
     // node:http refuses most requests framed two ways itself, but calls this handler for a coding
     // it cannot read (`xchunked`) before it refuses the body: such a request goes no further.
@@ -66,6 +72,13 @@ export async function openTlsDoor(opts: TlsDoorOptions): Promise<TlsDoor> {
     handOver(opts, ex);
   };
   const http: Server = createHttpServer({ keepAliveTimeout: KEEP_ALIVE_S * 1000 }, handle);
+  // What node:http's parser refuses gets node:http's answer, as its own handler would give it unless
+  // an answer already began, but the connection ends as the door's own refusals end it: once the
+  // client stopped sending, so that the answer is not overtaken by a reset.
+  http.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (err.code === 'ECONNRESET' || !socket.writable || answering.get(socket)?.headersSent === true) socket.destroy();
+    else refuseAndLinger(socket, refusalFor(err));
+  });
   const sockets = serveTlsSockets(http, opts, { begin, draining: () => flight.draining });
   /** Connections whose plain requests the door reads itself (tls-h1-connection.ts); node:http tracks the others. */
   const plain = new Set<TlsH1Connection>();

@@ -23,6 +23,7 @@ import { peerAddress } from './node-request.ts';
 import { BodyQueue } from './body-queue.ts';
 import { ChunkedBody, type PieceSink } from './chunked-body.ts';
 import { KEEP_ALIVE_S, TlsH1Exchange, type AnswerSide } from './tls-h1-exchange.ts';
+import { BAD_REQUEST, TIMED_OUT, TOO_LARGE, refuseAndLinger } from './h1-refusal.ts';
 
 export interface PlainDoor {
   readonly plane: PlaneName;
@@ -37,15 +38,12 @@ export interface PlainDoor {
 }
 
 const CRLF_CRLF = Buffer.from('\r\n\r\n');
-const TOO_LARGE = 'HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
 const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n';
-const BAD_REQUEST = 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
 const EMPTY = Buffer.alloc(0);
 
 function refuseChunks(why: string): never {
   throw new Error(`the request body's chunks cannot be read: ${why}`);
 }
-const TIMED_OUT = 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
 /**
  * node:http's `headersTimeout`: a head that keeps trickling in (a byte now and then, each within
  * the idle time) is refused once it took this long, so that slow clients cannot hold connections.
@@ -315,15 +313,14 @@ export class TlsH1Connection implements AnswerSide {
   }
 
   /**
-   * A head past the size limit, or still coming after the time limit, is refused here as node:http
-   * refuses one (whose answer is lost on a TLS socket it destroys at once): the answer goes out,
-   * then the connection ends.
+   * A head past the size limit, still coming after the time limit, or a body that cannot be read,
+   * is refused here as node:http refuses one: the answer goes out, then the connection ends once the
+   * client stopped sending (h1-refusal.ts).
    */
   #refuse(answer: string): void {
     this.#done = true;
     this.#held = null;
-    this.socket.end(answer, 'latin1');
-    this.socket.destroySoon();
+    refuseAndLinger(this.socket, answer);
   }
 
   /**

@@ -650,6 +650,15 @@ test('what the door does not read itself gets node:http\'s refusals (an unknown 
     // After a plain request the same refusal, on the same connection.
     const after = await raw(`GET /odd/ok HTTP/1.1\r\n${host}\r\nBREW /odd/x HTTP/1.1\r\n${host}Connection: close\r\n\r\n`);
     assert.deepEqual(answersIn(after).map((a) => a.status), [200, 400], after);
+    // Once node:http reads the connection (a target in absolute form handed it over), its refusals
+    // reach the client too: a head past 16 KiB gets its 431 though the client was still sending it.
+    let big = false;
+    const handed = await tlsSession(port, 'odd.example.test', `GET https://odd.example.test/odd/ok HTTP/1.1\r\n${host}\r\n`, (got, write) => {
+      if (big || answerAt(got) === null) return;
+      big = true;
+      write(`GET /odd/x HTTP/1.1\r\n${host}X-Big: ${'a'.repeat(256 * 1024)}\r\n\r\n`);
+    });
+    assert.deepEqual(answersIn(handed).map((a) => a.status), [200, 431], handed.slice(0, 600));
   });
 });
 
