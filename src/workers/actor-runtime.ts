@@ -3,6 +3,7 @@
  * in arrival order, replies, and forwards logs and events to the main thread.
  */
 import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { ManualClock, SystemClock, type Clock } from '../clock/clock.ts';
 import { LogHub, type Logger } from '../log/logger.ts';
@@ -44,6 +45,7 @@ export function runActor<Init, C extends CallMap, Event, T extends TellMap = Rec
   }
   const port = parentPort;
   const boot = workerData as WorkerBoot<Init>;
+  if (boot.nice !== 0) lowerPriority(boot.nice);
   const post = (msg: FromWorker) => port.postMessage(msg);
   const clock = boot.clock.kind === 'manual' ? new ManualClock(boot.clock.now) : new SystemClock();
   // Records below the main thread's level would be dropped there: they are not even posted.
@@ -133,6 +135,20 @@ export function runActor<Init, C extends CallMap, Event, T extends TellMap = Rec
       setImmediate(() => process.exit(1));
     },
   );
+}
+
+/**
+ * This thread alone at `nice`: Linux schedules threads as tasks of their own, so the thread's id
+ * names it. Elsewhere (no thread id) nothing changes; a refusal is not worth failing the actor for.
+ */
+function lowerPriority(nice: number): void {
+  const id = kernelThreadId();
+  if (id === null) return;
+  try {
+    setPriority(id, nice);
+  } catch {
+    // Only raising a priority needs a privilege; lowering one is refused only by unusual sandboxes.
+  }
 }
 
 /** This thread's id in the kernel, where /proc says it (Linux); null elsewhere. */

@@ -74,7 +74,18 @@ export interface WorkerBoot<Init> {
    * supervisor knows how many wait in its port without a message back (one-way.ts, `backlog`).
    */
   readonly handled: Int32Array;
+  /** The thread's scheduling niceness, set by the worker itself on Linux (0: the process's own). */
+  readonly nice: number;
 }
+
+/**
+ * A background actor's niceness. On a shared core the kernel otherwise gives a woken worker a
+ * time slice of its own (milliseconds) while requests wait on the main thread: those stalls were
+ * most of the data plane's p99 (bench/RESULTS.md, "Background actors yield the core"). At 10 a
+ * worker still gets about a tenth of a contended core, more than a batcher needs, and all of an
+ * idle one.
+ */
+export const BACKGROUND_NICE = 10;
 
 /**
  * A map of call names to argument and result types: `{ ping: { args: {}; result: { ok: true } } }`.

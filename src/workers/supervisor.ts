@@ -8,7 +8,7 @@
 import type { Worker } from 'node:worker_threads';
 import type { Logger } from '../log/logger.ts';
 import { GatewayError, ERRORS, type ErrorCode } from '../http/errors.ts';
-import type { CallMap, Caller, FromWorker, ToWorker, WireError, WorkerBoot } from './protocol.ts';
+import { BACKGROUND_NICE, type CallMap, type Caller, type FromWorker, type ToWorker, type WireError, type WorkerBoot } from './protocol.ts';
 import { spawnWorker } from './spawn.ts';
 import { DEFAULT_BACKLOG, DEFAULT_ONE_WAY, OneWayQueue, type OneWayLimits, type TellMap } from './one-way.ts';
 
@@ -50,6 +50,12 @@ export interface ActorHostOptions<Init, Event> {
    * batches of its own tells them then, so they reach the actor before what follows.
    */
   readonly beforeSend?: () => void;
+  /**
+   * A background actor (a batcher of what the planes record, renewals): its thread runs at a lower
+   * scheduling priority, so that on a core it shares with the data plane it yields to the requests
+   * (protocol.ts, `BACKGROUND_NICE`).
+   */
+  readonly background?: boolean;
 }
 
 /**
@@ -196,6 +202,7 @@ export class ActorHost<C extends CallMap, Init = unknown, Event = unknown, T ext
       clock: { kind: this.opts.clock.kind, now: this.opts.clock.now() },
       logLevel: this.opts.log.level(),
       handled,
+      nice: this.opts.background === true ? BACKGROUND_NICE : 0,
     };
     const worker = spawnWorker(this.opts.module, {
       workerData: boot, name: `meerkat-${this.opts.name}`, resourceLimits: { maxYoungGenerationSizeMb: ACTOR_YOUNG_GENERATION_MB },

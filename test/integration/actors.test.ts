@@ -1,5 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { startTestGateway, ROOT_PASSWORD, type TestGateway } from '../helpers/gateway.ts';
 import { call, signIn } from '../helpers/http.ts';
 
@@ -61,4 +62,27 @@ test('readyz says not ready, with the reason, while an actor restarts', async ()
   }
   await until('ready again', async () => (await call(`${t.url('internal')}/readyz`)).status === 200);
   assert.equal(host.restarts, 2);
+});
+
+/** A thread's niceness as the kernel holds it (/proc/<pid>/task/<tid>/stat, field 19). */
+function niceOf(thread: number): number {
+  const stat = readFileSync(`/proc/${process.pid}/task/${thread}/stat`, 'latin1');
+  // The name in parentheses may hold spaces: the fields are counted after its closing one.
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+}
+
+test('the background actors\' threads yield the core to the data plane (nice 10), after a restart too; the others run as the process does', { skip: process.platform !== 'linux' }, async () => {
+  const ready = new Map<string, number>();
+  // Each actor's current thread: the last it was ready on (earlier tests restart some).
+  for (const r of t.logs) if ((r.msg === 'actor ready' || r.msg === 'actor restarted') && typeof r.attrs.thread === 'number') ready.set(String(r.attrs.actor), r.attrs.thread);
+  for (const name of ['logs', 'metrics', 'audit', 'certs']) assert.equal(niceOf(ready.get(name)!), 10, name);
+  for (const name of ['config', 'schedules-0']) assert.equal(niceOf(ready.get(name)!), 0, name);
+  assert.equal(niceOf(process.pid), 0, 'the main thread');
+  const host = t.gw.ctx.metrics.host;
+  const restartsBefore = host.restarts;
+  await host.kill();
+  await until('the metrics actor is ready again', () => host.state === 'ready' && host.restarts > restartsBefore);
+  const again = t.logs.filter((r) => r.msg === 'actor restarted' && r.attrs.actor === 'metrics').at(-1);
+  assert.equal(typeof again?.attrs.thread, 'number');
+  assert.equal(niceOf(again!.attrs.thread as number), 10);
 });

@@ -52,6 +52,7 @@ export class AuditClient implements AuditRecorder {
   constructor(opts: AuditClientOptions) {
     this.host = new ActorHost<AuditCalls, AuditInit, AuditEvent, AuditTells>({
       name: 'audit',
+      background: true,
       module: siblingModule(import.meta.url, './actor.ts'),
       init: () => ({ store: opts.store, node: opts.node, licensed: opts.licensed, otlpEndpoint: opts.otlpEndpoint }),
       log: opts.log,

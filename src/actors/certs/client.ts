@@ -33,6 +33,7 @@ export class CertClient {
     this.view = new TlsView((id, reason) => opts.log.error('a placed certificate cannot be presented: OpenSSL refuses it; it is left out until replaced', { certificate: id, reason }));
     this.host = new ActorHost<CertCalls, CertInit, CertEvent, CertTells>({
       name: 'certs',
+      background: true,
       module: siblingModule(import.meta.url, './actor.ts'),
       init: () => ({
         store: opts.store, masterKey: opts.masterKey.toString('base64'), node: opts.node, dataDir: opts.dataDir,

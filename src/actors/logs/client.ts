@@ -78,6 +78,7 @@ export class LogShipperClient {
     this.#resource = logResource(opts.version, opts.node);
     this.host = new ActorHost<LogCalls, LogInit, never, LogTells>({
       name: 'logs',
+      background: true,
       module: siblingModule(import.meta.url, './actor.ts'),
       // A restarted shipper resumes the mode in force, not the one it started with.
       init: () => ({

@@ -37,6 +37,7 @@ export class MetricsClient {
   constructor(opts: { store: StoreOptions; log: Logger; clock: Clock; node: string }) {
     this.host = new ActorHost<MetricsCalls, MetricsInit, MetricsEvent, MetricsTells>({
       name: 'metrics',
+      background: true,
       module: siblingModule(import.meta.url, './actor.ts'),
       init: () => ({ store: opts.store, node: opts.node }),
       log: opts.log,
