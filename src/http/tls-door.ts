@@ -26,6 +26,12 @@ import { refuseAndLinger, refusalFor } from './h1-refusal.ts';
 
 /** RFC 8737: the protocol an ACME authority offers alone to validate a name over TLS. */
 const ACME_TLS_ALPN = 'acme-tls/1';
+/**
+ * The protocols a handshake may agree to, in the door's order of preference. A client that offers
+ * "http/1.0" alone (curl --http1.0) would otherwise be refused with a no_application_protocol alert
+ * (RFC 7301 3.2) though the door reads HTTP/1.0; one that offers only h2 still is.
+ */
+const HTTP_ALPN = ['http/1.1', 'http/1.0'];
 /** A client that has not finished its handshake by then is cut off. */
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 
@@ -116,7 +122,7 @@ export async function openTlsDoor(opts: TlsDoorOptions): Promise<TlsDoor> {
     if (context instanceof Error) return refuse(raw, context, serverName, ALERT.unrecognizedName);
     raw.pause();
     raw.unshift(received);
-    const tls = new TLSSocket(raw, { isServer: true, secureContext: context, ALPNProtocols: acme ? [ACME_TLS_ALPN] : ['http/1.1'] });
+    const tls = new TLSSocket(raw, { isServer: true, secureContext: context, ALPNProtocols: acme ? [ACME_TLS_ALPN] : HTTP_ALPN });
     const timer = setTimeout(() => tls.destroy(), HANDSHAKE_TIMEOUT_MS);
     let established = false;
     tls.once('secure', () => {

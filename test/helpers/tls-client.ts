@@ -223,10 +223,10 @@ export interface CurlResult extends Ran {
 }
 
 /** `curl --resolve <name>:<port>:127.0.0.1 --cacert <ca> https://<name>:<port><path>`. */
-export function curlResolve(name: string, port: number, path: string, ca: string): Promise<CurlResult> {
+export function curlResolve(name: string, port: number, path: string, ca: string, extra: readonly string[] = []): Promise<CurlResult> {
   return withPemFile(ca, async (caFile) => {
     const marker = '\n--status:';
-    const ran = await run('curl', ['-sS', '--max-time', '8', '--resolve', `${name}:${port}:127.0.0.1`, '--cacert', caFile!,
+    const ran = await run('curl', ['-sS', ...extra, '--max-time', '8', '--resolve', `${name}:${port}:127.0.0.1`, '--cacert', caFile!,
       '-w', `${marker}%{http_code}`, `https://${name}:${port}${path}`]);
     const at = ran.stdout.lastIndexOf(marker);
     return { ...ran, status: at < 0 ? 0 : Number(ran.stdout.slice(at + marker.length)), body: at < 0 ? ran.stdout : ran.stdout.slice(0, at) };

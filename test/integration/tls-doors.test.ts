@@ -440,6 +440,19 @@ test('HTTP/1.0 clients on the HTTPS door: closed after the answer unless they as
     const chunked = await rawTls(port, name, `GET /old/stream HTTP/1.1\r\nHost: ${name}\r\nConnection: close\r\n\r\n`);
     assert.match(chunked, /\r\nTransfer-Encoding: chunked\r\n/i);
     assert.equal(answerAt(chunked)?.body, 'abcd');
+    // curl --http1.0 offers the protocol in ALPN as "http/1.0" alone: the handshake agrees to it.
+    const curl = await curlResolve(name, port, '/old/curl', ca, ['--http1.0']);
+    assert.equal(curl.status, 200, curl.stderr);
+    assert.equal(JSON.parse(curl.body).url, '/old/curl');
+    const alpn = (offered: string[]) => new Promise<string | false>((resolve, reject) => {
+      const socket = tlsConnect({ host: '127.0.0.1', port, servername: name, rejectUnauthorized: false, ALPNProtocols: offered }, () => {
+        resolve(socket.alpnProtocol ?? false);
+        socket.end();
+      });
+      socket.on('error', reject);
+    });
+    assert.equal(await alpn(['http/1.0']), 'http/1.0');
+    assert.equal(await alpn(['h2', 'http/1.1', 'http/1.0']), 'http/1.1', 'HTTP/1.1 first when both are offered');
   });
 });
 
