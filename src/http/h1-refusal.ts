@@ -10,20 +10,23 @@ const bare = (status: string) => `HTTP/1.1 ${status}\r\nConnection: close\r\nCon
 
 export const BAD_REQUEST = bare('400 Bad Request');
 export const TIMED_OUT = bare('408 Request Timeout');
-export const TOO_LARGE_BODY_PART = bare('413 Payload Too Large');
+export const CHUNK_EXTENSIONS_TOO_LARGE = bare('413 Payload Too Large');
 export const TOO_LARGE = bare('431 Request Header Fields Too Large');
 
-/** How long a refused client may go on sending before the connection is cut. */
+/** How long a client may go on sending after the door ended the connection before it is cut. */
 const LINGER_MS = 1000;
 
 /**
- * Writes the refusal and ends the connection once the client stops sending, or after LINGER_MS.
- * Closing at once with the client's bytes unread would send a reset, which can overtake the
- * refusal: a client still sending a large head would then see "connection reset" instead of the
- * status (node:http's own handler writes and destroys at once).
+ * Writes `last` (a refusal, or nothing when the door closes) and ends the connection once the
+ * client stops sending, or after LINGER_MS. Closing at once with the client's bytes unread would
+ * send a reset, which can overtake what was written last: a client still sending a large head
+ * would then see "connection reset" instead of the status (node:http's own handler writes and
+ * destroys at once).
  */
-export function refuseAndLinger(socket: Duplex, answer: string): void {
-  socket.end(answer, 'latin1');
+export function endAndLinger(socket: Duplex, last = ''): void {
+  // A connection already ending (its last answer went with `Connection: close`) is only bounded:
+  // a second end would fail the stream and cut what is still on its way.
+  if (!socket.writableEnded) socket.end(last, 'latin1');
   // Flowing, with nothing kept: what still comes is read and dropped.
   socket.on('data', drop);
   socket.resume();
@@ -38,7 +41,7 @@ function drop(): void {}
 export function refusalFor(err: NodeJS.ErrnoException): string {
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW': return TOO_LARGE;
-    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW': return TOO_LARGE_BODY_PART;
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW': return CHUNK_EXTENSIONS_TOO_LARGE;
     case 'ERR_HTTP_REQUEST_TIMEOUT': return TIMED_OUT;
     default: return BAD_REQUEST;
   }

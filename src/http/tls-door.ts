@@ -22,7 +22,7 @@ import { TlsExchange } from './tls-exchange.ts';
 import { KEEP_ALIVE_S } from './tls-h1-exchange.ts';
 import { MAX_HELLO_BYTES, readClientHello } from './client-hello.ts';
 import { TlsH1Connection, type PlainDoor } from './tls-h1-connection.ts';
-import { refuseAndLinger, refusalFor } from './h1-refusal.ts';
+import { endAndLinger, refusalFor } from './h1-refusal.ts';
 
 /** RFC 8737: the protocol an ACME authority offers alone to validate a name over TLS. */
 const ACME_TLS_ALPN = 'acme-tls/1';
@@ -83,7 +83,7 @@ export async function openTlsDoor(opts: TlsDoorOptions): Promise<TlsDoor> {
   // client stopped sending, so that the answer is not overtaken by a reset.
   http.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     if (err.code === 'ECONNRESET' || !socket.writable || answering.get(socket)?.headersSent === true) socket.destroy();
-    else refuseAndLinger(socket, refusalFor(err));
+    else endAndLinger(socket, refusalFor(err));
   });
   const sockets = serveTlsSockets(http, opts, { begin, draining: () => flight.draining });
   /** Connections whose plain requests the door reads itself (tls-h1-connection.ts); node:http tracks the others. */

@@ -23,7 +23,7 @@ import { peerAddress } from './node-request.ts';
 import { BodyQueue } from './body-queue.ts';
 import { ChunkedBody, type PieceSink } from './chunked-body.ts';
 import { KEEP_ALIVE_S, TlsH1Exchange, type AnswerSide } from './tls-h1-exchange.ts';
-import { BAD_REQUEST, TIMED_OUT, TOO_LARGE, refuseAndLinger } from './h1-refusal.ts';
+import { BAD_REQUEST, TIMED_OUT, TOO_LARGE, endAndLinger } from './h1-refusal.ts';
 
 export interface PlainDoor {
   readonly plane: PlaneName;
@@ -56,7 +56,6 @@ const HEAD_TIMEOUT_MS = 60_000;
 const REQUEST_TIMEOUT_MS = 300_000;
 /** What an answered request's body may still bring before the connection is cut rather than ended. */
 const LINGER_BYTES = 4 * 1024 * 1024;
-const CLOSE_GRACE_MS = 1000;
 /** Bytes a client may send ahead of the answer it waits for (pipelined requests) before it is read no further. */
 const AHEAD_MAX = 4 * MAX_HEAD_BYTES;
 
@@ -113,7 +112,7 @@ export class TlsH1Connection implements AnswerSide {
 
   /**
    * The door closes: an answer still in flight is cut; the bytes of one already given still go
-   * out (an answer leaves the door's flight once written, before TLS sent it), for a second at most.
+   * out (an answer leaves the door's flight once written, before TLS sent it), within the linger.
    */
   destroy(): void {
     if (this.#current !== null) {
@@ -121,8 +120,7 @@ export class TlsH1Connection implements AnswerSide {
       return;
     }
     this.#done = true;
-    this.socket.destroySoon();
-    setTimeout(() => this.socket.destroy(), CLOSE_GRACE_MS).unref();
+    endAndLinger(this.socket);
   }
 
   readonly #onData = (chunk: Buffer): void => {
@@ -320,7 +318,7 @@ export class TlsH1Connection implements AnswerSide {
   #refuse(answer: string): void {
     this.#done = true;
     this.#held = null;
-    refuseAndLinger(this.socket, answer);
+    endAndLinger(this.socket, answer);
   }
 
   /**

@@ -153,13 +153,7 @@ test('a self-signed certificate serves the door too', async () => {
  * the connection half closed; the request says Connection: close and the server closes.
  */
 function rawTls(port: number, servername: string, text: string): Promise<string> {
-  return new Promise<string>((resolve, reject) => {
-    const socket = tlsConnect({ host: '127.0.0.1', port, servername, rejectUnauthorized: false }, () => socket.write(text));
-    let got = '';
-    socket.on('data', (d: Buffer) => { got += d.toString('latin1'); });
-    socket.on('end', () => resolve(got));
-    socket.on('error', reject);
-  });
+  return tlsSession(port, servername, text, () => undefined);
 }
 
 test('the HTTPS door reads repeated header lines as the plain door does: two Host lines are refused', async () => {
